@@ -1,0 +1,33 @@
+"""corruptgen: render corruption-robustness benchmarks as WebDataset shards.
+
+>>> import corruptgen
+>>> corruptgen.corruptions.get("solarize")(image, rng)  # doctest: +SKIP
+>>> corruptgen.build("syn2nat", out="corruptgen-out")  # doctest: +SKIP
+"""
+
+from . import corruptions
+from .api import build, make_plan
+from .benchmarks import get_benchmark, list_benchmarks
+from .engine import BuildResult, render
+from .errors import CorruptgenError
+from .manifest import load_manifest, verify
+from .plan import Plan, SourceSpec, Subset
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "BuildResult",
+    "CorruptgenError",
+    "Plan",
+    "SourceSpec",
+    "Subset",
+    "__version__",
+    "build",
+    "corruptions",
+    "get_benchmark",
+    "list_benchmarks",
+    "load_manifest",
+    "make_plan",
+    "render",
+    "verify",
+]

@@ -1,0 +1,90 @@
+"""The Python API behind the CLI: ``build`` renders a benchmark into ``<out>/<benchmark>/``."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from .benchmarks import get_benchmark
+from .engine import BuildResult, render
+from .errors import CorruptgenError
+from .plan import Plan, SourceSpec
+
+
+def make_plan(
+    benchmark: str,
+    *,
+    source: str = "samples",
+    subsets: str | Sequence[str] | None = None,
+    clean: bool = True,
+    limit: int | None = None,
+    image_column: str | None = None,
+    label_column: str | None = None,
+    preprocess: str | None = None,
+    **options,
+) -> Plan:
+    """The plan ``build`` would execute; ``options`` are :class:`~corruptgen.plan.Plan` fields or the family's own."""
+    spec = SourceSpec(spec=source, image_column=image_column, label_column=label_column, limit=limit)
+    return get_benchmark(benchmark).plan(source=spec, subsets=subsets, clean=clean, preprocess=preprocess, **options)
+
+
+def build(
+    benchmark: str = "syn2nat",
+    *,
+    source: str = "samples",
+    out: str | os.PathLike = "corruptgen-out",
+    subsets: str | Sequence[str] | None = None,
+    clean: bool = True,
+    limit: int | None = None,
+    workers: int = 1,
+    seed: int = 0,
+    image_format: str = "jpg",
+    quality: int = 85,
+    shard_size: int = 1000,
+    split: str = "test",
+    preprocess: str | None = None,
+    image_column: str | None = None,
+    label_column: str | None = None,
+    max_pixels: int = 100_000_000,
+    strict: bool = False,
+    overwrite: bool = False,
+    progress: bool = False,
+    device: str = "cpu",
+    batch_size: int = 64,
+    **family_options,
+) -> BuildResult:
+    """Render ``benchmark`` from ``source`` into ``<out>/<benchmark>/`` and return what was done.
+
+    Example:
+        >>> import corruptgen
+        >>> result = corruptgen.build("syn2nat", subsets="solarize,posterize", out="/tmp/cg")  # doctest: +SKIP
+        >>> result.manifest["counts"]["samples"]  # doctest: +SKIP
+
+    With ``strict=True`` any skipped input or failed sample raises :class:`CorruptgenError` after the build.
+    ``family_options`` are the benchmark family's own choices (e.g. ``severities`` for ImageNet-C).
+    ``workers``, ``device`` and ``batch_size`` change speed only, never the bytes.
+    """
+    plan = make_plan(
+        benchmark,
+        source=source,
+        subsets=subsets,
+        clean=clean,
+        limit=limit,
+        image_column=image_column,
+        label_column=label_column,
+        preprocess=preprocess,
+        seed=seed,
+        image_format=image_format,
+        quality=quality,
+        shard_size=shard_size,
+        split=split,
+        max_pixels=max_pixels,
+        **family_options,
+    )
+    result = render(plan, Path(out) / benchmark, workers=workers, progress=progress, overwrite=overwrite,
+                    device=device, batch_size=batch_size)  # fmt: skip
+    counts = result.manifest["counts"]
+    if strict and (counts["skipped_inputs"] or counts["failed_samples"]):
+        raise CorruptgenError(f"--strict: {result.summary()}")
+    return result

@@ -1,0 +1,197 @@
+"""Command line: ``corruptgen build|list|select|verify``. User errors print one line and exit with code 2."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+
+from .errors import CorruptgenError
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
+    return value
+
+
+def _add_build(sub) -> None:
+    p = sub.add_parser("build", help="render a benchmark into WebDataset shards")
+    p.add_argument("benchmark", help="benchmark family, e.g. syn2nat")
+    p.add_argument(
+        "--source",
+        default="samples",
+        help="samples | imagefolder:<dir> | hf:<name-or-path>[:split] | webdataset:<tar pattern>",
+    )
+    p.add_argument("--out", default="corruptgen-out", help="output root; the build goes to <out>/<benchmark>/")
+    p.add_argument("--subsets", default=None, help="comma-separated subset names, or 'all' (default: the benchmark's)")
+    p.add_argument("--limit", type=_positive_int, default=None, help="use only the first N source images")
+    p.add_argument("--workers", type=_positive_int, default=1, help="worker processes (output does not depend on it)")
+    p.add_argument("--seed", type=int, default=0, help="global seed (default 0)")
+    p.add_argument("--format", dest="image_format", choices=("jpg", "png", "webp"), default="jpg")
+    p.add_argument("--quality", type=int, default=85, help="JPEG/WebP quality (default 85)")
+    p.add_argument("--shard-size", type=_positive_int, default=1000, help="samples per shard (default 1000)")
+    p.add_argument("--split", default="test", help="split name used in shard file names (default test)")
+    p.add_argument("--preprocess", default=None, help="syn2nat | imagenet | resize224 | none (default: the family's)")
+    p.add_argument("--image-column", default=None, help="hf: sources: the image column")
+    p.add_argument("--label-column", default=None, help="hf: sources: the label column")
+    p.add_argument("--max-pixels", type=_positive_int, default=100_000_000, help="decompression-bomb guard")
+    p.add_argument("--device", default="cpu", help="cpu or cuda[:N] for corruptions with a batched torch form")
+    p.add_argument("--batch-size", type=_positive_int, default=64, help="batch size of batched corruptions")
+    p.add_argument("--no-clean", dest="clean", action="store_false", help="do not write the clean reference subset")
+    p.add_argument("--strict", action="store_true", help="exit non-zero if any input is skipped")
+    p.add_argument("--overwrite", action="store_true", help="replace a different build in the output directory")
+    p.add_argument("--no-progress", dest="progress", action="store_false")  # fmt: skip
+
+
+def _cmd_build(args) -> int:
+    from .api import build
+
+    result = build(
+        args.benchmark, source=args.source, out=args.out, subsets=args.subsets, clean=args.clean, limit=args.limit,
+        workers=args.workers, seed=args.seed, image_format=args.image_format, quality=args.quality,
+        shard_size=args.shard_size, split=args.split, preprocess=args.preprocess, image_column=args.image_column,
+        label_column=args.label_column, max_pixels=args.max_pixels, overwrite=args.overwrite, progress=args.progress,
+        device=args.device, batch_size=args.batch_size,
+    )  # fmt: skip
+    print(result.summary())
+    counts = result.manifest["counts"]
+    if args.strict and (counts["skipped_inputs"] or counts["failed_samples"]):
+        print("corruptgen: error: --strict and some inputs were skipped", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _cmd_list(args) -> int:
+    from .benchmarks import get_benchmark, list_benchmarks
+    from .corruptions import get
+
+    if args.benchmark is None:
+        for name in list_benchmarks():
+            b = get_benchmark(name)
+            print(f"{name:12s} {b.title}: {len(b.subsets) - 1} subsets, {len(b.default_subsets)} by default")
+        return 0
+    bench = get_benchmark(args.benchmark)
+    rows = []
+    for name, subset in bench.subsets.items():
+        if subset.corruption is None:
+            continue
+        c = get(subset.corruption)
+        rows.append({
+            "name": name, "category": c.category, "default": name in bench.default_subsets,
+            "reference": c.reference, "params": dict(c.params), "fidelity": c.fidelity,
+        })  # fmt: skip
+    if args.json:
+        print(json.dumps(rows, indent=1))
+        return 0
+    names = getattr(__import__(f"corruptgen.benchmarks.{bench.name}", fromlist=["x"]), "CATEGORY_NAMES", {})
+    print(f"{bench.title} — {len(rows)} corruptions; * = in the default selection ({len(bench.default_subsets)})")
+    print(f"{'':2}{'name':22} {'category':26} parameters")
+    for r in rows:
+        cat = f"{r['category']} {names.get(r['category'], '')}" if r["category"] else "unassigned"
+        params = ", ".join(f"{k}={v}" for k, v in r["params"].items())
+        print(f"{'*' if r['default'] else ' '} {r['name']:22} {cat:26} {params}")
+    return 0
+
+
+def _cmd_select(args) -> int:
+    from .benchmarks.syn2nat import syn2nat_categories
+    from .selection import balance_std, count_possible, generate_benchmarks, load_categories, substitution_study
+
+    categories = load_categories(args.categories) if args.categories else syn2nat_categories()
+    possible = count_possible(categories, args.n, args.k)
+    benches = generate_benchmarks(categories, args.n, args.k, args.count, seed=args.seed)
+    note = ""
+    if len(benches) < args.count:
+        note = f"only {possible} distinct benchmarks exist for n={args.n}, k={args.k}; returning all of them"
+        print(f"corruptgen: note: {note}", file=sys.stderr)
+    if args.substitute:
+        groups = substitution_study(benches, categories, seed=args.seed, max_substitutions=args.max_substitutions)
+        payload = {"n": args.n, "k": args.k, "seed": args.seed,
+                   "groups": {f"{std:.1f}": [list(b) for b in group] for std, group in groups.items()}}  # fmt: skip
+        text = json.dumps(payload, indent=1)
+        summary = ", ".join(f"std {std:.1f}: {len(g)}" for std, g in groups.items())
+        print(f"substitution study: {summary}", file=sys.stderr)
+    elif args.json or args.out:
+        text = json.dumps({"n": args.n, "k": args.k, "seed": args.seed, "possible": possible,
+                           "benchmarks": [list(b) for b in benches],
+                           "std": [balance_std(b, categories) for b in benches]}, indent=1)  # fmt: skip
+    else:
+        text = "\n".join(",".join(b) for b in benches)
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(text + "\n")
+        print(f"wrote {len(benches)} benchmarks to {args.out}", file=sys.stderr)
+    else:
+        print(text)
+    return 0
+
+
+def _cmd_verify(args) -> int:
+    from .manifest import verify
+
+    report = verify(args.directory)
+    for rel in report.missing:
+        print(f"missing: {rel}")
+    for rel in report.mismatched:
+        print(f"checksum mismatch: {rel}")
+    for rel in report.unexpected:
+        print(f"not in manifest: {rel}")
+    print(report.summary())
+    return 0 if report.ok else 1
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="corruptgen", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"corruptgen {_version()}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    _add_build(sub)
+
+    p = sub.add_parser("list", help="list benchmarks, or a benchmark's corruptions, categories and parameters")
+    p.add_argument("benchmark", nargs="?", default=None)
+    p.add_argument("--json", action="store_true")
+
+    p = sub.add_parser("select", help="generate balanced corruption benchmarks (Laugros et al. Algorithm 1)")
+    p.add_argument("--n", type=_positive_int, required=True, help="number of categories represented")
+    p.add_argument("--k", type=_positive_int, required=True, help="representatives per category")
+    p.add_argument("--count", type=_positive_int, default=1000, help="number of distinct benchmarks (default 1000)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--categories", default=None, help="JSON category file (default: the six Syn2Nat categories)")
+    p.add_argument("--substitute", action="store_true", help="run the substitution study and group by std (§5.2)")
+    p.add_argument("--max-substitutions", type=_positive_int, default=None)
+    p.add_argument("--json", action="store_true", help="print JSON instead of one benchmark per line")
+    p.add_argument("--out", default=None, help="write JSON to this file")
+
+    p = sub.add_parser("verify", help="re-hash every shard of a build against its manifest")
+    p.add_argument("directory")
+    return parser
+
+
+def _version() -> str:
+    from . import __version__
+
+    return __version__
+
+
+_COMMANDS = {"build": _cmd_build, "list": _cmd_list, "select": _cmd_select, "verify": _cmd_verify}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return _COMMANDS[args.command](args)
+    except CorruptgenError as e:
+        print(f"corruptgen: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("corruptgen: interrupted; re-run the same command to resume", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,58 @@
+"""Adapter from albumentations transforms to corruptgen's ``fn(image, rng) -> (image, params)``.
+
+Each call seeds the transform from the sample's own generator (``set_random_seed``), applies it and reads back the
+parameters it drew (``get_applied_params``), so a sample's output depends only on its seed.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from .registry import ApplyFn, Params
+
+_DROP_KEYS = frozenset({"shape", "fill_mask", "bbox_matrix", "matrix_bbox", "output_shape"})
+MAX_ARRAY_ELEMENTS = 64
+
+
+def json_safe(value: Any) -> Any:
+    """Convert drawn parameters to JSON-safe values; arrays over 64 elements (noise fields) are dropped (``None``)."""
+    if isinstance(value, dict):
+        out = {}
+        for k, v in value.items():
+            if k in _DROP_KEYS:
+                continue
+            safe = json_safe(v)
+            if safe is not None or v is None:
+                out[str(k)] = safe
+        return out
+    if isinstance(value, np.ndarray):
+        return json_safe(value.tolist()) if value.size <= MAX_ARRAY_ELEMENTS else None
+    if isinstance(value, (list, tuple)):
+        items = [json_safe(v) for v in value]
+        return None if any(i is None and v is not None for i, v in zip(items, value, strict=True)) else items
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, (bool, int, float, str)) or value is None:
+        return value
+    return repr(value)
+
+
+def albumentations_fn(factory: Callable[[], Any]) -> ApplyFn:
+    """Wrap a transform factory; one transform instance per thread, built on first use."""
+    local = threading.local()
+
+    def apply(image: np.ndarray, rng: np.random.Generator, **options: Any) -> tuple[np.ndarray, Params]:
+        if options:
+            raise TypeError(f"unexpected options {sorted(options)}: albumentations corruptions take none")
+        transform = getattr(local, "transform", None)
+        if transform is None:
+            transform = local.transform = factory()
+        transform.set_random_seed(int(rng.integers(0, 2**32)))
+        out = transform(image=image)["image"]
+        return np.ascontiguousarray(out, dtype=np.uint8), json_safe(transform.get_applied_params())
+
+    return apply

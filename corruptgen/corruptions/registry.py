@@ -1,0 +1,135 @@
+"""Registry of corruptions: a corruption is a plain function plus declared metadata.
+
+Import registers (like timm's ``@register_model``); :func:`get` is the one door and suggests near names on a miss.
+Names are unique within a family; an unqualified name resolves when exactly one family has it, otherwise use
+``"family/name"``.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..errors import UnknownNameError
+
+Params = dict[str, Any]
+ApplyFn = Callable[..., tuple[np.ndarray, Params]]  # fn(image, rng, **options) -> (image, params)
+
+RngLike = np.random.Generator | int | None
+
+
+def as_generator(rng: RngLike) -> np.random.Generator:
+    """Turn an int seed, ``None`` (fresh entropy) or a Generator into a numpy Generator."""
+    if isinstance(rng, np.random.Generator):
+        return rng
+    return np.random.default_rng(rng)
+
+
+@dataclass(frozen=True)
+class Corruption:
+    """A registered corruption.
+
+    Attributes:
+        name: snake_case name, unique within its family.
+        family: benchmark family (``"syn2nat"``, ...).
+        fn: ``fn(image, rng, **options) -> (corrupted, params)``; ``image`` is HxWx3 uint8 RGB, the output has the
+            same dtype and shape; ``options`` are fixed settings (e.g. ``severity=3``) for families that have them;
+            ``params`` are the values actually used or drawn (JSON-safe).
+        params: the declared parameters / domains (as in the source paper's reference call).
+        category: category id within the family, or ``None`` (unassigned).
+        cite: the source this corruption follows.
+        reference: the reference call it reproduces (e.g. the albumentations 0.5.2 expression).
+        fidelity: how it relates to the reference (``"exact"``, ``"port of 0.5.2"``, ...).
+        batch_fn: optional batched form ``batch_fn(images, rngs, *, device, **options) -> (images, params_list)`` on an
+            (N, H, W, 3) uint8 array with one generator per image; it must give the same result as ``fn`` per image
+            (the engine uses it when present and falls back to ``fn`` for a batch that fails).
+    """
+
+    name: str
+    family: str
+    fn: ApplyFn = field(repr=False, compare=False)
+    params: Mapping[str, Any] = field(default_factory=dict)
+    category: int | None = None
+    cite: str = ""
+    reference: str = ""
+    fidelity: str = ""
+    batch_fn: Callable[..., tuple[np.ndarray, list[Params]]] | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def qualified_name(self) -> str:
+        return f"{self.family}/{self.name}"
+
+    def apply(self, image: np.ndarray, rng: RngLike = None, **options: Any) -> tuple[np.ndarray, Params]:
+        """Corrupt ``image`` (HxWx3 uint8 RGB) and return it with the parameters used."""
+        if not isinstance(image, np.ndarray) or image.ndim != 3 or image.shape[2] != 3 or image.dtype != np.uint8:
+            shape = getattr(image, "shape", None)
+            dtype = getattr(image, "dtype", type(image).__name__)
+            raise ValueError(f"{self.name}: expected an HxWx3 uint8 RGB array, got shape {shape} and dtype {dtype}")
+        return self.fn(image, as_generator(rng), **options)
+
+    def __call__(self, image: np.ndarray, rng: RngLike = None, **options: Any) -> np.ndarray:
+        return self.apply(image, rng, **options)[0]
+
+
+_REGISTRY: dict[str, dict[str, Corruption]] = {}
+
+
+def register(corruption: Corruption) -> Corruption:
+    """Add a corruption; a duplicate (family, name) is a programming error."""
+    family = _REGISTRY.setdefault(corruption.family, {})
+    if corruption.name in family:
+        raise ValueError(f"corruption {corruption.qualified_name} registered twice")
+    family[corruption.name] = corruption
+    return corruption
+
+
+def _ensure_loaded() -> None:
+    from . import syn2nat  # noqa: F401  (import registers)
+
+
+def families() -> list[str]:
+    _ensure_loaded()
+    return sorted(_REGISTRY)
+
+
+def list_corruptions(family: str | None = None) -> list[Corruption]:
+    """All registered corruptions (of one family), in registration order."""
+    _ensure_loaded()
+    if family is not None:
+        if family not in _REGISTRY:
+            raise UnknownNameError(f"unknown corruption family {family!r}; known: {', '.join(sorted(_REGISTRY))}")
+        return list(_REGISTRY[family].values())
+    return [c for fam in _REGISTRY.values() for c in fam.values()]
+
+
+def get(name: str, family: str | None = None) -> Corruption:
+    """Look a corruption up by ``name``, ``family/name`` or (``name``, ``family``)."""
+    _ensure_loaded()
+    if "/" in name and family is None:
+        family, name = name.split("/", 1)
+    if family is not None:
+        members = _REGISTRY.get(family)
+        if members is None:
+            raise UnknownNameError(f"unknown corruption family {family!r}; known: {', '.join(sorted(_REGISTRY))}")
+        if name in members:
+            return members[name]
+        raise UnknownNameError(_miss_message(name, list(members), family))
+    hits = [fam[name] for fam in _REGISTRY.values() if name in fam]
+    if len(hits) == 1:
+        return hits[0]
+    if len(hits) > 1:
+        options = ", ".join(c.qualified_name for c in hits)
+        raise UnknownNameError(f"corruption name {name!r} is ambiguous; use one of: {options}")
+    everything = [n for fam in _REGISTRY.values() for n in fam]
+    raise UnknownNameError(_miss_message(name, everything, None))
+
+
+def _miss_message(name: str, candidates: list[str], family: str | None) -> str:
+    where = f" in family {family!r}" if family else ""
+    near = difflib.get_close_matches(name, candidates, n=3, cutoff=0.5)
+    hint = f"; did you mean {', '.join(near)}?" if near else f"; see `corruptgen list {family or ''}`".rstrip()
+    return f"unknown corruption {name!r}{where}{hint}"

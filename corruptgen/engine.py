@@ -1,0 +1,217 @@
+"""The one render engine: plan → sample plan (chunks of the source) → render → shards + manifest.
+
+The unit of work is a *chunk*: a contiguous range of source items. A chunk task decodes each input once and writes one
+shard per subset (``data/<subset>/<split>-<chunk:05d>.tar``). Tasks are pure functions of (plan, chunk), so the bytes
+never depend on worker count or order; finished shards are recorded in the manifest and skipped on re-run.
+"""
+
+from __future__ import annotations
+
+import math
+import multiprocessing
+import os
+import shutil
+from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .chunk import ChunkTask, render_chunk, shard_relpath, source_for, worker_init
+from .errors import CorruptgenError
+from .io.shards import remove_partials, sha256_file
+from .io.sources import Source
+from .manifest import FORMAT_VERSION, library_versions, load_manifest, write_manifest
+from .plan import Plan
+
+
+@dataclass
+class BuildResult:
+    """What a build did; ``manifest`` is the written manifest."""
+
+    out_dir: Path
+    manifest: dict[str, Any]
+    written_shards: int
+    reused_shards: int
+
+    @property
+    def skipped(self) -> list[dict[str, Any]]:
+        return self.manifest["skipped"]
+
+    @property
+    def skipped_inputs(self) -> int:
+        return self.manifest["counts"]["skipped_inputs"]
+
+    def summary(self) -> str:
+        c = self.manifest["counts"]
+        line = (
+            f"{self.manifest['benchmark']}: {len(self.manifest['subsets'])} subsets x {c['inputs']} inputs -> "
+            f"{c['samples']} samples in {self.written_shards + self.reused_shards} shards "
+            f"({self.written_shards} written, {self.reused_shards} reused) at {self.out_dir}"
+        )
+        line += f"; skipped {c['skipped_inputs']} of {c['inputs']} inputs"
+        if c["failed_samples"]:
+            line += f" and {c['failed_samples']} samples"
+        if c["skipped_inputs"] or c["failed_samples"]:
+            line += " (reasons in manifest.json 'skipped')"
+        return line
+
+
+# ---------------------------------------------------------------- driver side
+
+
+def _chunks(n: int, size: int) -> Iterator[tuple[int, int, int]]:
+    for chunk in range(math.ceil(n / size)):
+        yield chunk, chunk * size, min(n, (chunk + 1) * size)
+
+
+def _finished_shards(out: Path, previous: dict[str, Any] | None) -> dict[str, dict]:
+    """Shards recorded in a previous manifest whose file still matches its checksum."""
+    done: dict[str, dict] = {}
+    for rel, rec in (previous or {}).get("shards", {}).items():
+        if rec.get("samples", 0) == 0 and rec.get("sha256") is None:
+            done[rel] = rec
+        elif (out / rel).exists() and sha256_file(out / rel) == rec.get("sha256"):
+            done[rel] = rec
+    return done
+
+
+def _assemble(plan: Plan, source: Source, shards: dict, skipped: list, complete: bool) -> dict[str, Any]:
+    skipped = sorted(skipped, key=lambda s: (s["chunk"], s["key"], s["subset"] or ""))
+    per_subset = {s.name: 0 for s in plan.subsets}
+    for rec in shards.values():
+        per_subset[rec["subset"]] += rec["samples"]
+    subsets = {
+        s.name: {
+            "corruption": s.corruption,
+            "severity": s.severity,
+            "category": s.category,
+            "samples": per_subset[s.name],
+            "shards": sorted(p for p, r in shards.items() if r["subset"] == s.name and r["samples"]),
+        }
+        for s in plan.subsets
+    }
+    bad_inputs = {s["key"] for s in skipped if s["subset"] is None}
+    return {
+        "corruptgen_manifest": FORMAT_VERSION,
+        "benchmark": plan.benchmark,
+        "plan_id": plan.plan_id,
+        "plan": plan.to_dict(),
+        "source": source.describe(),
+        "complete": complete,
+        "counts": {
+            "inputs": len(source),
+            "skipped_inputs": len(bad_inputs),
+            "failed_samples": sum(1 for s in skipped if s["subset"] is not None),
+            "samples": sum(per_subset.values()),
+            "per_subset": per_subset,
+        },
+        "subsets": subsets,
+        "shards": dict(sorted(shards.items())),
+        "skipped": skipped,
+        "versions": library_versions(),
+    }
+
+
+def render(
+    plan: Plan,
+    out_dir: str | os.PathLike,
+    *,
+    workers: int = 1,
+    progress: bool = True,
+    overwrite: bool = False,
+    device: str = "cpu",
+    batch_size: int = 64,
+) -> BuildResult:
+    """Execute ``plan`` into ``out_dir`` (resuming a previous, interrupted build of the same plan).
+
+    ``workers``, ``device`` and ``batch_size`` change speed only, never the output bytes.
+    """
+    if workers < 1:
+        raise CorruptgenError(f"--workers must be at least 1, got {workers}")
+    if batch_size < 1:
+        raise CorruptgenError(f"--batch-size must be at least 1, got {batch_size}")
+    _check_device(device)
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise CorruptgenError(f"output path {out} exists and is not a directory")
+    source = source_for(plan)
+    n = len(source)
+    if n == 0:
+        raise CorruptgenError(f"source {plan.source.spec!r} has no images")
+    previous = load_manifest(out) if out.exists() else None
+    if previous is not None and previous["plan_id"] != plan.plan_id:
+        if not overwrite:
+            raise CorruptgenError(
+                f"{out} already holds a different build (plan {previous['plan_id']}, this is {plan.plan_id}); "
+                "use --overwrite to replace it or choose another --out"
+            )
+        shutil.rmtree(out / "data", ignore_errors=True)
+        previous = None
+    out.mkdir(parents=True, exist_ok=True)
+    remove_partials(out)
+
+    shards = _finished_shards(out, previous)
+    tasks, reused = [], 0
+    for chunk, start, stop in _chunks(n, plan.shard_size):
+        todo = tuple(s.name for s in plan.subsets if shard_relpath(plan, s.name, chunk) not in shards)
+        reused += len(plan.subsets) - len(todo)
+        if todo:
+            tasks.append(ChunkTask(plan, str(out), chunk, start, stop, todo, device, batch_size))
+    redo = {(t.chunk, name) for t in tasks for name in t.subsets}
+    redo_chunks = {t.chunk for t in tasks}
+    skipped = [
+        s for s in (previous or {}).get("skipped", [])
+        if s["chunk"] not in redo_chunks or (s["subset"] is not None and (s["chunk"], s["subset"]) not in redo)
+    ]  # fmt: skip
+    write_manifest(out, _assemble(plan, source, shards, skipped, complete=False))
+
+    bar = _progress_bar(sum(t.stop - t.start for t in tasks), progress, plan.benchmark)
+    try:
+        for result in _run(tasks, workers, bar):
+            shards.update(result["shards"])
+            skipped.extend(result["skipped"])
+            write_manifest(out, _assemble(plan, source, shards, skipped, complete=False))
+    finally:
+        bar.close()
+    manifest = _assemble(plan, source, shards, skipped, complete=True)
+    write_manifest(out, manifest)
+    return BuildResult(out_dir=out, manifest=manifest, written_shards=sum(len(t.subsets) for t in tasks),
+                       reused_shards=reused)  # fmt: skip
+
+
+def _check_device(device: str) -> None:
+    if device == "cpu":
+        return
+    if not device.startswith("cuda"):
+        raise CorruptgenError(f"unknown --device {device!r}; use cpu or cuda[:N]")
+    import torch
+
+    if not torch.cuda.is_available():
+        raise CorruptgenError(f"--device {device}: CUDA is not available on this machine (torch {torch.__version__})")
+
+
+def _run(tasks: list[ChunkTask], workers: int, bar) -> Iterator[dict[str, Any]]:
+    if workers == 1 or len(tasks) <= 1:
+        for task in tasks:
+            yield render_chunk(task, progress=bar.update)
+        return
+    ctx = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=min(workers, len(tasks)), mp_context=ctx, initializer=worker_init) as pool:
+        futures = {pool.submit(render_chunk, t): t for t in tasks}
+        try:
+            for fut in as_completed(futures):
+                result = fut.result()
+                task = futures[fut]
+                bar.update(task.stop - task.start)
+                yield result
+        except BaseException:
+            for fut in futures:
+                fut.cancel()
+            raise
+
+
+def _progress_bar(total: int, enabled: bool, desc: str):
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, disable=not enabled, desc=desc, unit="img", dynamic_ncols=True)

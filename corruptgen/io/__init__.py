@@ -1,0 +1,1 @@
+"""I/O: sources, decoding, shards. Never imports corruptions."""

@@ -1,0 +1,146 @@
+"""Deterministic, atomic WebDataset shard writing.
+
+Members are written in a fixed order with fixed metadata (mtime, owner, mode), so the same samples always give the
+same bytes. A shard is written under a hidden ``.partial`` name and renamed when complete.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import tarfile
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+from PIL import Image
+
+TAR_MTIME = 946_684_800  # 2000-01-01T00:00:00Z: fixed so rebuilds are byte-identical
+PARTIAL_SUFFIX = ".partial"
+
+
+def encode_image(image: np.ndarray, fmt: str = "jpg", quality: int = 85) -> bytes:
+    """Encode an HxWx3 uint8 RGB array deterministically: baseline JPEG (libjpeg-turbo via OpenCV, standard IJG
+    tables scaled by ``quality``, 4:2:0; pixel-identical to PIL's ``save(quality=q)``), lossless PNG or lossy WebP."""
+    if fmt == "jpg":
+        ok, buf = cv2.imencode(".jpg", cv2.cvtColor(image, cv2.COLOR_RGB2BGR), [cv2.IMWRITE_JPEG_QUALITY, int(quality)])
+        if not ok:
+            raise ValueError("JPEG encoding failed")
+        return buf.tobytes()
+    buf = io.BytesIO()
+    pil = Image.fromarray(image)
+    if fmt == "jpg":
+        pil.save(buf, format="JPEG", quality=quality, optimize=False)
+    elif fmt == "png":
+        pil.save(buf, format="PNG", compress_level=6)
+    elif fmt == "webp":
+        pil.save(buf, format="WEBP", quality=quality, method=4)
+    else:
+        raise ValueError(f"unknown image format {fmt!r}")
+    return buf.getvalue()
+
+
+def dump_json(obj: Any) -> bytes:
+    """Canonical JSON bytes (sorted keys, no NaN)."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), allow_nan=False).encode("utf-8")
+
+
+def partial_path(path: Path) -> Path:
+    return path.with_name("." + path.name + PARTIAL_SUFFIX)
+
+
+def _octal(value: int, width: int) -> bytes:
+    return b"%0*o\0" % (width - 1, value)
+
+
+def tar_header(name: str, size: int) -> bytes:
+    """A 512-byte POSIX ustar header with fixed metadata (mode 0444, uid/gid 0, fixed mtime)."""
+    raw = name.encode("utf-8")
+    prefix = b""
+    if len(raw) > 100:  # split at a "/" into prefix (155) + name (100), as ustar allows
+        cut = raw.rfind(b"/", 0, 156)
+        if cut <= 0 or len(raw) - cut - 1 > 100:
+            info = tarfile.TarInfo(name)
+            info.size, info.mtime, info.mode, info.uname, info.gname = size, TAR_MTIME, 0o444, "", ""
+            return info.tobuf(format=tarfile.PAX_FORMAT)
+        prefix, raw = raw[:cut], raw[cut + 1 :]
+    header = bytearray(512)
+    header[0 : len(raw)] = raw
+    header[100:108] = _octal(0o444, 8)
+    header[108:116] = _octal(0, 8)
+    header[116:124] = _octal(0, 8)
+    header[124:136] = _octal(size, 12)
+    header[136:148] = _octal(TAR_MTIME, 12)
+    header[148:156] = b" " * 8
+    header[156:157] = tarfile.REGTYPE
+    header[257:265] = b"ustar\x0000"
+    header[329:337] = _octal(0, 8)
+    header[337:345] = _octal(0, 8)
+    header[345 : 345 + len(prefix)] = prefix
+    header[148:156] = b"%06o\0 " % sum(header)
+    return bytes(header)
+
+
+class ShardWriter:
+    """Write one tar shard: ``add(key, {"jpg": bytes, "json": bytes, ...})`` then ``commit()`` (atomic rename)."""
+
+    def __init__(self, path: str | os.PathLike) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._tmp = partial_path(self.path)
+        self._file = open(self._tmp, "wb")  # closed in commit() or abort()
+        self._size = 0
+        self.count = 0
+
+    def _write(self, data: bytes) -> None:
+        self._file.write(data)
+        self._size += len(data)
+
+    def add(self, key: str, fields: dict[str, bytes]) -> None:
+        """Add one sample; fields are written in sorted extension order, keys must not contain dots."""
+        if "." in key or "/" in key or not key:
+            raise ValueError(f"invalid sample key {key!r}")
+        for ext in sorted(fields):
+            data = fields[ext]
+            self._write(tar_header(f"{key}.{ext}", len(data)))
+            self._write(data)
+            if len(data) % 512:
+                self._write(bytes(512 - len(data) % 512))
+        self.count += 1
+
+    def commit(self) -> dict[str, Any]:
+        """Finish the archive, fsync and rename into place; return ``{"sha256", "bytes", "samples"}``."""
+        end = 1024 + (-(self._size + 1024)) % tarfile.RECORDSIZE  # two zero blocks, padded to a whole record
+        self._write(bytes(end))
+        self._file.flush()
+        os.fsync(self._file.fileno())
+        self._file.close()
+        os.replace(self._tmp, self.path)
+        return {"sha256": sha256_file(self.path), "bytes": self.path.stat().st_size, "samples": self.count}
+
+    def abort(self) -> None:
+        """Drop the partial file."""
+        try:
+            self._file.close()
+        finally:
+            self._tmp.unlink(missing_ok=True)
+
+
+def sha256_file(path: str | os.PathLike, chunk: int = 1 << 20) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while block := f.read(chunk):
+            h.update(block)
+    return h.hexdigest()
+
+
+def remove_partials(root: str | os.PathLike) -> int:
+    """Delete leftover ``.partial`` files of an interrupted build; returns how many."""
+    n = 0
+    for p in Path(root).rglob("*" + PARTIAL_SUFFIX):
+        p.unlink(missing_ok=True)
+        n += 1
+    return n

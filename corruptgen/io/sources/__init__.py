@@ -1,0 +1,106 @@
+"""Image sources: enumerate clean images (with optional labels) and read their raw encoded bytes.
+
+Spec strings accepted by :func:`open_source`:
+
+* ``samples`` -- real photographs bundled with scikit-image (no download).
+* ``imagefolder:<path>`` -- a directory tree of image files (ImageNet wnid folders, generic class folders, a flat
+  ``ILSVRC2012_val_*`` folder, or any flat folder).
+* ``hf:<name-or-local-path>[:<split>]`` -- a Hugging Face ``datasets`` dataset (hub name, ``save_to_disk``
+  directory, or a local directory loadable with ``load_dataset``).
+* ``webdataset:<path-or-pattern>`` -- local tar shards; brace patterns (``clean-{000..009}.tar``) and shell globs.
+
+Sources are picklable (they are sent to "spawn" worker processes): they hold plain data plus a cached item list;
+file and dataset handles are reopened lazily in each process and never pickled.
+
+Item keys only use ``[A-Za-z0-9_-]`` (WebDataset keys end at the first dot) and are unique within a source. They are
+computed over the whole source before ``limit`` is applied, so an image keeps its key whatever the limit.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable
+
+from corruptgen.errors import CorruptgenError
+
+from .base import IMAGE_EXTENSIONS, Source, SourceItem
+from .hf import HFSource, _parse_hf_spec
+from .imagefolder import ImageFolderSource
+from .samples import SamplesSource
+from .webdataset import WebDatasetSource
+
+__all__ = [
+    "IMAGE_EXTENSIONS",
+    "HFSource",
+    "ImageFolderSource",
+    "SamplesSource",
+    "Source",
+    "SourceItem",
+    "WebDatasetSource",
+    "open_source",
+]
+
+_SPEC_FORMS = "samples | imagefolder:<dir> | hf:<name-or-path>[:<split>] | webdataset:<tar, brace pattern or glob>"
+_REMOTE_URL = re.compile(r"^(?:[A-Za-z][A-Za-z0-9+.-]*://|pipe:)")
+
+
+def open_source(
+    spec: str, *, image_column: str | None = None, label_column: str | None = None, limit: int | None = None
+) -> Source:
+    """Opens an image source from its spec string and scans its items (so bad specs fail here).
+
+    Args:
+        spec: ``samples``, ``imagefolder:<dir>``, ``hf:<name-or-path>[:<split>]`` or ``webdataset:<pattern>``.
+        image_column: Image column of a ``hf`` source (default: the first ``datasets.Image`` feature).
+        label_column: Label column of a ``hf`` source (default: the first ``ClassLabel``, or label/cls/... ints).
+        limit: Keep only the first N items in the deterministic order.
+
+    Raises:
+        CorruptgenError: Unknown scheme, missing path, no images, missing column, remote URL, ...
+    """
+    scheme, _, rest = spec.partition(":")
+    if (image_column is not None or label_column is not None) and scheme != "hf":
+        raise CorruptgenError("--image-column/--label-column only apply to hf:<dataset> sources")
+    factory = _FACTORIES.get(scheme) if (scheme == "samples") == (spec == "samples") else None
+    if factory is None:
+        hint = f" (did you mean imagefolder:{spec}?)" if os.path.isdir(os.path.expanduser(spec)) else ""
+        raise CorruptgenError(f"unknown image source {spec!r}{hint}; valid forms: {_SPEC_FORMS}")
+    source = factory(spec, rest, image_column, label_column, limit)
+    source.items()
+    return source
+
+
+def _open_imagefolder(spec: str, rest: str, _image: str | None, _label: str | None, limit: int | None) -> Source:
+    if not rest:
+        raise CorruptgenError("imagefolder: missing path, use imagefolder:<dir>")
+    return ImageFolderSource(spec, rest, limit=limit)
+
+
+def _open_hf(spec: str, rest: str, image: str | None, label: str | None, limit: int | None) -> Source:
+    if not rest:
+        raise CorruptgenError("hf: missing dataset, use hf:<name-or-path>[:<split>]")
+    name, split = _parse_hf_spec(rest)
+    return HFSource(spec, name, split, image_column=image, label_column=label, limit=limit)
+
+
+def _open_webdataset(spec: str, rest: str, _image: str | None, _label: str | None, limit: int | None) -> Source:
+    if not rest:
+        raise CorruptgenError("webdataset: missing shard path, use webdataset:<tar, brace pattern or glob>")
+    if rest.startswith("file://"):
+        rest = rest[len("file://") :]
+    if _REMOTE_URL.match(rest):
+        raise CorruptgenError(f"webdataset: {rest} is remote; only local tar files are supported for now")
+    return WebDatasetSource(spec, rest, limit=limit)
+
+
+def _open_samples(spec: str, _rest: str, _image: str | None, _label: str | None, limit: int | None) -> Source:
+    return SamplesSource(spec, limit=limit)
+
+
+_FACTORIES: dict[str, Callable[[str, str, str | None, str | None, int | None], Source]] = {
+    "samples": _open_samples,
+    "imagefolder": _open_imagefolder,
+    "hf": _open_hf,
+    "webdataset": _open_webdataset,
+}

@@ -1,0 +1,165 @@
+"""Shared pieces of the image sources: :class:`SourceItem`, the :class:`Source` base class and key helpers.
+
+Item keys only use ``[A-Za-z0-9_-]`` (WebDataset keys end at the first dot) and are unique within a source. They are
+computed over the whole source before ``limit`` is applied, so an image keeps its key whatever the limit.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar
+
+from corruptgen.errors import CorruptgenError
+from corruptgen.io.decode import BadImageError
+
+IMAGE_EXTENSIONS = frozenset({"jpg", "jpeg", "png", "webp", "bmp", "tif", "tiff", "ppm", "pgm", "gif"})
+_KEY_BAD_CHARS = re.compile(r"[^A-Za-z0-9_-]")
+
+
+@dataclass(frozen=True)
+class SourceItem:
+    """One clean image of a source.
+
+    Attributes:
+        key: Unique within the source; only ``[A-Za-z0-9_-]`` (no dots).
+        source_id: Human-readable origin (relative path, ``hf:<name>:<split>:<row>``, ``<tar>:<member>``, ...).
+        label: Class index, or ``None`` when unknown/unlabelled.
+        label_name: Human-readable class name, when known.
+    """
+
+    key: str
+    source_id: str
+    label: int | None
+    label_name: str | None
+
+
+class Source:
+    """Base class of image sources.
+
+    Subclasses implement ``_scan`` (all items, deterministic order) and ``_read`` (raw bytes of one item).
+
+    Attributes:
+        spec: The spec string the source was opened from.
+        labelled: True if the source carries labels at all (every sample then gets a class, -1 when unknown).
+    """
+
+    kind: ClassVar[str] = "source"
+    _TRANSIENT: ClassVar[tuple[str, ...]] = ()  # per-process handles, dropped when pickling
+
+    def __init__(self, spec: str, *, limit: int | None = None) -> None:
+        if limit is not None and limit < 0:
+            raise CorruptgenError(f"--limit must be >= 0, got {limit}")
+        self.spec = spec
+        self.limit = limit
+        self.labelled = False
+        self._items: list[SourceItem] | None = None
+        self._total: int | None = None
+
+    def items(self) -> list[SourceItem]:
+        """All items in deterministic order (computed once, cached and pickled along; do not mutate)."""
+        if self._items is None:
+            items = self._scan()
+            self._total = len(items)
+            self._items = items if self.limit is None else items[: self.limit]
+        return self._items
+
+    def read(self, index: int) -> bytes:
+        """Raw encoded bytes of item ``index``.
+
+        Raises:
+            BadImageError: If the item cannot be read (file vanished, permission, corrupt container...).
+        """
+        self.items()
+        if not 0 <= index < len(self._items):
+            raise IndexError(f"item index {index} out of range for {len(self._items)} items")
+        return self._read(index)
+
+    def describe(self) -> dict:
+        """JSON-safe description for the manifest."""
+        count = len(self.items())
+        base = {"spec": self.spec, "kind": self.kind, "count": count, "labelled": self.labelled}
+        return {**base, "total": self._total, "limit": self.limit, **self._describe_extra()}
+
+    def __len__(self) -> int:
+        return len(self.items())
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.spec!r}, limit={self.limit})"
+
+    def __getstate__(self) -> dict:
+        state = self.__dict__.copy()
+        for name in self._TRANSIENT:
+            state.pop(name, None)
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+
+    def _scan(self) -> list[SourceItem]:
+        raise NotImplementedError
+
+    def _read(self, index: int) -> bytes:
+        raise NotImplementedError
+
+    def _describe_extra(self) -> dict:
+        return {}
+
+
+# ----------------------------------------------------------------------------------------------------------- keys
+
+
+def _sanitize_key(text: str) -> str:
+    """Maps ``/`` to ``__`` and every other character outside ``[A-Za-z0-9_-]`` to ``_``."""
+    return _KEY_BAD_CHARS.sub("_", text.replace("/", "__")) or "_"
+
+
+def _short_hash(text: str) -> str:
+    return hashlib.sha1(text.encode("utf-8")).hexdigest()[:8]
+
+
+def _unique_keys(keys: Sequence[str], ids: Sequence[str]) -> list[str]:
+    """Makes keys unique: every member of a colliding group gets ``_<sha1(id)[:8]>``; a numeric suffix is the
+    (deterministic) last resort."""
+    counts = Counter(keys)
+    hashed = [key if counts[key] == 1 else f"{key}_{_short_hash(id_)}" for key, id_ in zip(keys, ids, strict=True)]
+    seen: set[str] = set()
+    result = []
+    for key in hashed:
+        candidate, n = key, 0
+        while candidate in seen:
+            n += 1
+            candidate = f"{key}_{n}"
+        seen.add(candidate)
+        result.append(candidate)
+    return result
+
+
+def _path_keys(relpaths: Sequence[str]) -> list[str]:
+    """Keys for relative file paths: sanitized stems if unique, else sanitized paths without extension."""
+    stems = [_sanitize_key(Path(rel).stem) for rel in relpaths]
+    if len(set(stems)) == len(stems):
+        return stems
+    return _unique_keys([_sanitize_key(os.path.splitext(rel)[0]) for rel in relpaths], relpaths)
+
+
+def _read_file(path: str, shown: str) -> bytes:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read()
+    except FileNotFoundError as exc:
+        raise BadImageError(f"file not found: {shown}") from exc
+    except PermissionError as exc:
+        raise BadImageError(f"permission denied: {shown}") from exc
+    except OSError as exc:
+        raise BadImageError(f"cannot read file {shown}: {exc.strerror or exc}") from exc
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return text or type(exc).__name__

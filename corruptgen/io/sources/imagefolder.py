@@ -1,0 +1,94 @@
+"""``imagefolder:<path>`` source: a directory tree of image files (ImageNet wnid folders, generic class folders, a
+flat ``ILSVRC2012_val_*`` folder, or any flat folder)."""
+
+from __future__ import annotations
+
+import os
+
+from corruptgen.errors import CorruptgenError
+from corruptgen.io.labels import imagenet_names, imagenet_val_labels, wnid_to_index
+
+from .base import IMAGE_EXTENSIONS, Source, SourceItem, _path_keys, _read_file
+
+
+class ImageFolderSource(Source):
+    """A directory tree of image files, listed recursively by extension (content is not pre-validated).
+
+    Hidden files and folders (name starting with ".") are skipped; symlinked folders are followed (cycles pruned).
+    Layouts: ``<wnid>/<file>`` with every top-level folder an ImageNet wnid (standard labels), generic
+    ``<class>/<file>`` folders (label = index of the sorted class names), a flat folder of ``ILSVRC2012_val_*``
+    files (official validation labels), or anything else (unlabelled). Class layouts require that no image lies
+    directly in the root folder.
+    """
+
+    kind = "imagefolder"
+
+    def __init__(self, spec: str, path: str, *, limit: int | None = None) -> None:
+        super().__init__(spec, limit=limit)
+        self.path = path
+        self.root = os.path.abspath(os.path.expanduser(path))
+        self.layout = "flat"
+        self.num_classes: int | None = None
+
+    def _scan(self) -> list[SourceItem]:
+        if not os.path.exists(self.root):
+            raise CorruptgenError(f"imagefolder: path does not exist: {self.path}")
+        if not os.path.isdir(self.root):
+            raise CorruptgenError(f"imagefolder: not a directory: {self.path}")
+        relpaths = _list_images(self.root)
+        if not relpaths:
+            exts = ", ".join(sorted(IMAGE_EXTENSIONS))
+            raise CorruptgenError(f"imagefolder: no image files ({exts}) found under {self.path}")
+        labels = self._labels(relpaths)
+        keys = _path_keys(relpaths)
+        return [SourceItem(key, rel, *label) for key, rel, label in zip(keys, relpaths, labels, strict=True)]
+
+    def _labels(self, relpaths: list[str]) -> list[tuple[int | None, str | None]]:
+        parts = [rel.split("/", 1) for rel in relpaths]
+        classes = sorted({p[0] for p in parts if len(p) == 2})
+        if classes and all(len(p) == 2 for p in parts):
+            self.labelled, self.num_classes = True, len(classes)
+            wnids = wnid_to_index()
+            if all(c in wnids for c in classes):
+                self.layout, names = "imagenet-wnid", imagenet_names()
+                return [(wnids[p[0]], names[wnids[p[0]]]) for p in parts]
+            self.layout = "class-folders"
+            index = {c: i for i, c in enumerate(classes)}
+            return [(index[p[0]], p[0]) for p in parts]
+        basenames = [rel.rsplit("/", 1)[-1] for rel in relpaths]
+        if all(b.startswith("ILSVRC2012_val_") for b in basenames):
+            self.layout, self.labelled = "imagenet-val", True
+            table, names = imagenet_val_labels(), imagenet_names()
+            labels = [table.get(os.path.splitext(b)[0] + ".JPEG") for b in basenames]
+            return [(label, None if label is None else names[label]) for label in labels]
+        self.layout = "flat"
+        return [(None, None)] * len(relpaths)
+
+    def _read(self, index: int) -> bytes:
+        rel = self._items[index].source_id
+        return _read_file(os.path.join(self.root, *rel.split("/")), rel)
+
+    def _describe_extra(self) -> dict:
+        return {"path": self.root, "layout": self.layout, "num_classes": self.num_classes}
+
+
+def _list_images(root: str) -> list[str]:
+    """Sorted relative POSIX paths of image files (by extension) under ``root``."""
+    found = []
+    visited = {os.path.realpath(root)}
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=True):
+        kept = []
+        for name in sorted(dirnames):
+            real = os.path.realpath(os.path.join(dirpath, name))
+            if not name.startswith(".") and real not in visited:
+                visited.add(real)
+                kept.append(name)
+        dirnames[:] = kept
+        rel_dir = os.path.relpath(dirpath, root)
+        for name in filenames:
+            ext = os.path.splitext(name)[1][1:].lower()
+            if name.startswith(".") or ext not in IMAGE_EXTENSIONS:
+                continue
+            rel = name if rel_dir == "." else os.path.join(rel_dir, name)
+            found.append(rel.replace(os.sep, "/"))
+    return sorted(found)

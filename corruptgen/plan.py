@@ -1,0 +1,115 @@
+"""Benchmark plans: declarative, frozen, hashed to an id that names the build and its manifest.
+
+A plan is source × subsets × preprocessing; a sample's identity is (benchmark, subset, source key).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from .errors import CorruptgenError
+from .preprocess import Preprocess
+
+IMAGE_FORMATS = ("jpg", "png", "webp")
+_NAME_OK = set("abcdefghijklmnopqrstuvwxyz0123456789_")
+
+
+@dataclass(frozen=True)
+class SourceSpec:
+    """Where the clean images come from (see :func:`corruptgen.io.sources.open_source`)."""
+
+    spec: str = "samples"
+    image_column: str | None = None
+    label_column: str | None = None
+    limit: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.limit is not None and self.limit < 1:
+            raise CorruptgenError(f"--limit must be at least 1, got {self.limit}")
+
+
+@dataclass(frozen=True)
+class Subset:
+    """One output subset: a corruption (``None`` for the clean reference) with fixed settings.
+
+    Attributes:
+        name: subset name, also the folder under ``data/`` and the Hub config name ([a-z0-9_]).
+        corruption: qualified corruption name (``family/name``), or ``None`` for ``clean``.
+        severity: severity level, or ``None`` when the family has none.
+        category: category id within the family, or ``None``.
+        options: fixed keyword options passed to the corruption (empty for Syn2Nat).
+        per_input: samples rendered from each input (each with its own key ``<key>_<j:03d>`` and seed).
+    """
+
+    name: str
+    corruption: str | None
+    severity: int | None = None
+    category: int | None = None
+    options: tuple[tuple[str, Any], ...] = ()
+    per_input: int = 1
+
+    def __post_init__(self) -> None:
+        if not self.name or set(self.name) - _NAME_OK:
+            raise CorruptgenError(f"subset name {self.name!r} must use only a-z, 0-9 and _")
+        if self.per_input < 1:
+            raise CorruptgenError(f"samples per input must be at least 1, got {self.per_input}")
+
+    def sample_keys(self, key: str) -> list[str]:
+        """The sample keys rendered from the input ``key``."""
+        return [key] if self.per_input == 1 else [f"{key}_{j:03d}" for j in range(self.per_input)]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A complete, hashable description of one build."""
+
+    benchmark: str
+    source: SourceSpec
+    subsets: tuple[Subset, ...]
+    preprocess: Preprocess
+    seed: int = 0
+    shard_size: int = 1000
+    image_format: str = "jpg"
+    quality: int = 85
+    split: str = "test"
+    max_pixels: int = 100_000_000
+    extra: tuple[tuple[str, Any], ...] = field(default=())
+
+    def __post_init__(self) -> None:
+        if self.image_format not in IMAGE_FORMATS:
+            raise CorruptgenError(f"unknown --format {self.image_format!r}; use one of {', '.join(IMAGE_FORMATS)}")
+        if not 1 <= self.quality <= 100:
+            raise CorruptgenError(f"--quality must be in 1..100, got {self.quality}")
+        if self.shard_size < 1:
+            raise CorruptgenError(f"--shard-size must be at least 1, got {self.shard_size}")
+        if not self.subsets:
+            raise CorruptgenError("the plan has no subsets to build")
+        names = [s.name for s in self.subsets]
+        if len(set(names)) != len(names):
+            raise CorruptgenError(f"duplicate subset names in {names}")
+        if not self.split.isidentifier():
+            raise CorruptgenError(f"split name {self.split!r} must be a word like test or validation")
+        if self.max_pixels < 1:
+            raise CorruptgenError("--max-pixels must be positive")
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["preprocess"] = self.preprocess.to_dict()
+        d["subsets"] = [{**asdict(s), "options": dict(s.options)} for s in self.subsets]
+        d["extra"] = dict(self.extra)
+        return d
+
+    @property
+    def plan_id(self) -> str:
+        """sha256 (first 16 hex digits) of the canonical JSON of the plan."""
+        blob = json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+    def subset(self, name: str) -> Subset:
+        for s in self.subsets:
+            if s.name == name:
+                return s
+        raise KeyError(name)

@@ -1,0 +1,113 @@
+"""Protocol preprocessing applied before any corruption (resize, centre crop)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import cv2
+import numpy as np
+from PIL import Image
+
+from .errors import CorruptgenError
+
+_CV2 = {"area": cv2.INTER_AREA, "bilinear": cv2.INTER_LINEAR, "bicubic": cv2.INTER_CUBIC, "nearest": cv2.INTER_NEAREST,
+        "lanczos": cv2.INTER_LANCZOS4}  # fmt: skip
+_PIL = {"area": Image.Resampling.BOX, "bilinear": Image.Resampling.BILINEAR, "bicubic": Image.Resampling.BICUBIC,
+        "nearest": Image.Resampling.NEAREST, "lanczos": Image.Resampling.LANCZOS}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Preprocess:
+    """Resize then centre-crop a uint8 RGB image.
+
+    Attributes:
+        name: preset name (for metadata).
+        resize: exact ``(height, width)`` resize (aspect not kept), or ``None``.
+        resize_short: resize the shorter side to this length keeping the aspect ratio, or ``None``.
+        crop: centre-crop to ``crop × crop`` (``None``: no crop).
+        interpolation: ``area``, ``bilinear``, ``bicubic``, ``nearest`` or ``lanczos``.
+        library: ``cv2`` (albumentations' Resize) or ``pil`` (torchvision's Resize on PIL images).
+    """
+
+    name: str = "syn2nat"
+    resize: tuple[int, int] | None = (256, 256)
+    resize_short: int | None = None
+    crop: int | None = 224
+    interpolation: str = "area"
+    library: str = "cv2"
+
+    def __post_init__(self) -> None:
+        if self.interpolation not in _CV2:
+            raise CorruptgenError(f"unknown interpolation {self.interpolation!r}; use one of {', '.join(_CV2)}")
+        if self.library not in ("cv2", "pil"):
+            raise CorruptgenError(f"unknown resize library {self.library!r}; use cv2 or pil")
+        if self.resize is not None and self.resize_short is not None:
+            raise CorruptgenError("give either resize or resize_short, not both")
+        for value in (*(self.resize or ()), self.resize_short, self.crop):
+            if value is not None and int(value) < 1:
+                raise CorruptgenError(f"preprocessing sizes must be positive, got {value}")
+
+    @property
+    def min_side(self) -> int | None:
+        """Smallest source side length that keeps full quality (a decoder may downscale to it)."""
+        if self.resize is not None:
+            return max(self.resize)
+        return self.resize_short
+
+    def _resize_to(self, image: np.ndarray, height: int, width: int) -> np.ndarray:
+        if image.shape[:2] == (height, width):
+            return image
+        if self.library == "pil":
+            return np.asarray(Image.fromarray(image).resize((width, height), _PIL[self.interpolation]))
+        return cv2.resize(image, (width, height), interpolation=_CV2[self.interpolation])
+
+    def __call__(self, image: np.ndarray) -> np.ndarray:
+        """Apply to an HxWx3 uint8 array; returns a contiguous HxWx3 uint8 array."""
+        if self.resize is not None:
+            image = self._resize_to(image, *self.resize)
+        elif self.resize_short is not None:
+            h, w = image.shape[:2]
+            scale = self.resize_short / min(h, w)
+            # torchvision's Resize(int) truncates the long side: int(long * short_target / short)
+            nh, nw = (self.resize_short, int(w * scale)) if h <= w else (int(h * scale), self.resize_short)
+            image = self._resize_to(image, max(nh, 1), max(nw, 1))
+        if self.crop is not None:
+            image = center_crop(image, self.crop)
+        return np.ascontiguousarray(image)
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["resize"] = list(self.resize) if self.resize else None
+        return d
+
+
+def center_crop(image: np.ndarray, size: int) -> np.ndarray:
+    """Centre crop to ``size × size``; images smaller than ``size`` are zero-padded first (albumentations-style)."""
+    h, w = image.shape[:2]
+    if h < size or w < size:
+        ph, pw = max(size - h, 0), max(size - w, 0)
+        image = np.pad(image, ((ph // 2, ph - ph // 2), (pw // 2, pw - pw // 2), (0, 0)))
+        h, w = image.shape[:2]
+    top, left = (h - size) // 2, (w - size) // 2
+    return image[top : top + size, left : left + size]
+
+
+PRESETS: dict[str, Preprocess] = {
+    # Laugros et al. reference: albumentations Resize(256, 256, INTER_AREA) + CenterCrop(224) (spec syn2nat.md §6)
+    "syn2nat": Preprocess(),
+    # torchvision Resize(256) (shorter side, bilinear on PIL) + CenterCrop(224), as ImageNet-C's reference
+    "imagenet": Preprocess(name="imagenet", resize=None, resize_short=256, crop=224, interpolation="bilinear",
+                           library="pil"),
+    # exact 224×224 resize, no crop
+    "resize224": Preprocess(name="resize224", resize=(224, 224), crop=None),
+    # keep the source size (pixel-sized corruption parameters then act differently)
+    "none": Preprocess(name="none", resize=None, crop=None),
+}  # fmt: skip
+
+
+def get_preprocess(name: str) -> Preprocess:
+    """A preset by name (``syn2nat``, ``imagenet``, ``resize224``, ``none``)."""
+    try:
+        return PRESETS[name]
+    except KeyError:
+        raise CorruptgenError(f"unknown preprocessing {name!r}; use one of {', '.join(PRESETS)}") from None

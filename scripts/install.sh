@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Install corruptgen into the active Python environment.
+#   bash scripts/install.sh        # runtime
+#   bash scripts/install.sh test   # + test tools (pytest, ruff)
+# torch is installed first, pinned, only where none is present: an unpinned torch requirement would pull
+# several GB of CUDA packages, and an existing (e.g. CUDA) torch is kept.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+if ! "$PY" -c "import torch" >/dev/null 2>&1; then
+    "$PY" -m pip install -q "torch==${TORCH_VERSION:-2.13.0}"
+fi
+if [ "${1:-}" = "test" ]; then
+    "$PY" -m pip install -q -e ".[test]"
+else
+    "$PY" -m pip install -q -e .
+fi
