@@ -46,7 +46,19 @@ def _add_build(sub) -> None:
     p.add_argument("--no-clean", dest="clean", action="store_false", help="do not write the clean reference subset")
     p.add_argument("--strict", action="store_true", help="exit non-zero if any input is skipped")
     p.add_argument("--overwrite", action="store_true", help="replace a different build in the output directory")
-    p.add_argument("--no-progress", dest="progress", action="store_false")  # fmt: skip
+    p.add_argument("--no-progress", dest="progress", action="store_false")
+    p.add_argument("--size", type=_positive_int, default=None, help="output crop size (preprocessing scaled to it)")
+    fam = p.add_argument_group("family options (each benchmark family accepts its own)")
+    fam.add_argument("--severities", default=None, help="imagenet-c, opticsbench: e.g. 1,3,5 or 1..5")
+    fam.add_argument("--extra", action="store_true", default=None, help="imagenet-c: + the 4 validation corruptions")
+    fam.add_argument("--difficulty", type=int, default=None, help="imagenet-p: difficulty 1-3")
+    fam.add_argument("--per-image", type=_positive_int, default=None, help="vcr: samples per source image")
+    fam.add_argument("--delta-v", default=None, help="vcr: uniform (target uniform perceived change) or param")
+    fam.add_argument("--kernels", default=None, help="opticsbench: kernel stack (.npz or published .pt)")
+    fam.add_argument("--compat", default=None, help="opticsbench: reproduce a paper's generation quirks")  # fmt: skip
+
+
+_FAMILY_FLAGS = ("severities", "extra", "difficulty", "per_image", "delta_v", "kernels", "compat")
 
 
 def _cmd_build(args) -> int:
@@ -57,7 +69,8 @@ def _cmd_build(args) -> int:
         workers=args.workers, seed=args.seed, image_format=args.image_format, quality=args.quality,
         shard_size=args.shard_size, split=args.split, preprocess=args.preprocess, image_column=args.image_column,
         label_column=args.label_column, max_pixels=args.max_pixels, overwrite=args.overwrite, progress=args.progress,
-        device=args.device, batch_size=args.batch_size,
+        device=args.device, batch_size=args.batch_size, size=args.size,
+        **{k: getattr(args, k) for k in _FAMILY_FLAGS if getattr(args, k) is not None},
     )  # fmt: skip
     print(result.summary())
     counts = result.manifest["counts"]
@@ -180,11 +193,32 @@ def _version() -> str:
 
 _COMMANDS = {"build": _cmd_build, "list": _cmd_list, "select": _cmd_select, "verify": _cmd_verify}
 
+#: Modules that add subcommands: each defines ``add_commands(subparsers) -> dict[name, handler]`` (skipped if absent).
+COMMAND_MODULES = ("corruptgen.quality.cli", "corruptgen.optics.cli", "corruptgen.eval.cli", "corruptgen.hub.cli")
+
+
+def _extension_commands(sub) -> dict:
+    import importlib
+    import importlib.util
+
+    handlers = {}
+    for name in COMMAND_MODULES:
+        try:
+            found = importlib.util.find_spec(name) is not None
+        except ModuleNotFoundError:  # the parent package does not exist yet
+            found = False
+        if found:
+            handlers.update(importlib.import_module(name).add_commands(sub))
+    return handlers
+
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    commands = {**_COMMANDS, **_extension_commands(sub)}
+    args = parser.parse_args(argv)
     try:
-        return _COMMANDS[args.command](args)
+        return commands[args.command](args)
     except CorruptgenError as e:
         print(f"corruptgen: error: {e}", file=sys.stderr)
         return 2

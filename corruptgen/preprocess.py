@@ -75,6 +75,17 @@ class Preprocess:
             image = center_crop(image, self.crop)
         return np.ascontiguousarray(image)
 
+    def scaled(self, size: int) -> Preprocess:
+        """The same protocol for a ``size`` × ``size`` output: crop = size, resize scaled by size / crop."""
+        if size < 8:
+            raise CorruptgenError(f"--size must be at least 8, got {size}")
+        if self.crop is None:
+            raise CorruptgenError(f"--size needs a preprocessing with a crop; {self.name!r} has none")
+        factor = size / self.crop
+        resize = None if self.resize is None else (round(self.resize[0] * factor), round(self.resize[1] * factor))
+        short = None if self.resize_short is None else round(self.resize_short * factor)
+        return Preprocess(f"{self.name}@{size}", resize, short, size, self.interpolation, self.library)
+
     def to_dict(self) -> dict:
         d = asdict(self)
         d["resize"] = list(self.resize) if self.resize else None

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from ..errors import CorruptgenError, UnknownNameError
 from ..plan import Plan, SourceSpec, Subset
@@ -33,8 +35,16 @@ class Benchmark:
     default_subsets: tuple[str, ...]
     preprocess: str = "syn2nat"
 
-    def select(self, names: str | Sequence[str] | None) -> tuple[Subset, ...]:
-        """Resolve ``None`` (defaults), ``"all"`` or a list / comma string of names; unknown names fail clearly."""
+    def select(self, names: str | Sequence[str] | None, **family_options: Any) -> tuple[Subset, ...]:
+        """Resolve ``None`` (defaults), ``"all"`` or a list / comma string of names; unknown names fail clearly.
+
+        Families with options of their own (severities, samples per image, ...) subclass :class:`Benchmark` and
+        override this method; the base class accepts none.
+        """
+        if family_options:
+            raise CorruptgenError(
+                f"{self.name} takes no option {', '.join('--' + k.replace('_', '-') for k in family_options)}"
+            )
         if names is None:
             wanted = list(self.default_subsets)
         elif isinstance(names, str):
@@ -58,20 +68,40 @@ class Benchmark:
         subsets: str | Sequence[str] | None = None,
         clean: bool = True,
         preprocess: str | None = None,
-        **options,
+        size: int | None = None,
+        **options: Any,
     ) -> Plan:
-        """Build the :class:`Plan` for this benchmark; ``options`` are :class:`Plan` fields (seed, quality, ...)."""
-        chosen = self.select(subsets)
+        """Build the :class:`Plan` for this benchmark.
+
+        ``options`` are :class:`Plan` fields (seed, quality, ...) or the family's own options (passed to
+        :meth:`select` and recorded in ``plan.extra`` so they are part of the plan's identity). ``size`` scales the
+        preprocessing to a ``size`` × ``size`` crop (the resize scaled by the same factor).
+        """
+        plan_fields = {f.name for f in dataclasses.fields(Plan)}
+        family = {k: v for k, v in options.items() if k not in plan_fields and v is not None}
+        options = {k: v for k, v in options.items() if k in plan_fields}
+        chosen = self.select(subsets, **family)
         if clean:
             chosen = (CLEAN, *(s for s in chosen if s.name != "clean"))
         src = SourceSpec(spec=source) if isinstance(source, str) else source
+        pre = get_preprocess(preprocess or self.preprocess)
+        if size is not None:
+            pre = pre.scaled(size)
         return Plan(
             benchmark=self.name,
             source=src,
             subsets=chosen,
-            preprocess=get_preprocess(preprocess or self.preprocess),
+            preprocess=pre,
+            extra=tuple(sorted((k, _freeze(v)) for k, v in family.items())),
             **options,
         )
+
+
+def _freeze(value: Any) -> Any:
+    """Make family options hashable and JSON-friendly (lists -> tuples)."""
+    if isinstance(value, (list, tuple)):
+        return tuple(_freeze(v) for v in value)
+    return value
 
 
 _BENCHMARKS: dict[str, Callable[[], Benchmark]] = {}
@@ -89,9 +119,14 @@ def register_benchmark(name: str) -> Callable[[Callable[[], Benchmark]], Callabl
     return wrap
 
 
-def list_benchmarks() -> list[str]:
-    from . import syn2nat  # noqa: F401  (import registers)
+#: Modules of ``corruptgen.benchmarks`` whose import registers a family (a module not present yet is skipped).
+BENCHMARK_MODULES = ("syn2nat", "imagenet_c", "imagenet_p", "vcr", "opticsbench")
 
+
+def list_benchmarks() -> list[str]:
+    from ..corruptions.registry import _import_present
+
+    _import_present(__package__, BENCHMARK_MODULES)
     return sorted(_BENCHMARKS)
 
 

@@ -87,8 +87,27 @@ def register(corruption: Corruption) -> Corruption:
     return corruption
 
 
+#: Modules of ``corruptgen.corruptions`` whose import registers a family (a module not present yet is skipped).
+FAMILY_MODULES = ("syn2nat", "imagenet_c", "imagenet_p", "vcr", "optics")
+_loaded = False
+
+
 def _ensure_loaded() -> None:
-    from . import syn2nat  # noqa: F401  (import registers)
+    global _loaded
+    if _loaded:
+        return
+    _loaded = True
+    _import_present(__package__, FAMILY_MODULES)
+
+
+def _import_present(package: str, modules: tuple[str, ...]) -> None:
+    """Import ``package.<name>`` for each name whose module exists (the import registers its entries)."""
+    import importlib
+    import importlib.util
+
+    for name in modules:
+        if importlib.util.find_spec(f"{package}.{name}") is not None:
+            importlib.import_module(f"{package}.{name}")
 
 
 def families() -> list[str]:
