@@ -225,6 +225,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("corruptgen: interrupted; re-run the same command to resume", file=sys.stderr)
         return 130
+    except OSError as e:  # e.g. an unwritable output directory or a full disk
+        print(f"corruptgen: error: {e.strerror or e}: {e.filename or ''}".rstrip(": "), file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -15,3 +15,8 @@ if [ "${1:-}" = "test" ]; then
 else
     "$PY" -m pip install -q -e .
 fi
+# ImageNet-C frost textures are read from the imagecorruptions package's data files (its code is never imported;
+# its own requirements — numba, opencv-python — are not needed), so it is installed without dependencies.
+"$PY" -m pip install -q --no-deps "imagecorruptions==1.1.2"
+# pyenv shims only expose new console scripts (corruptgen) after a rehash
+if command -v pyenv >/dev/null 2>&1; then pyenv rehash >/dev/null 2>&1 || true; fi

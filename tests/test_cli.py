@@ -80,3 +80,11 @@ def test_select(tmp_path, capsys):
     cats.write_text(json.dumps({"a": ["blur", "median_blur", "motion_blur"], "b": ["rotate", "flip"], "c": ["border"]}))
     assert main(["select", "--n", "2", "--k", "2", "--count", "3", "--categories", str(cats)]) == 0
     assert len(capsys.readouterr().out.strip().splitlines()) == 3
+
+
+def test_unwritable_output_is_one_line(tmp_path, capsys):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    code = main(["build", "syn2nat", "--out", str(blocker / "sub"), "--limit", "1", "--no-progress"])
+    err = capsys.readouterr().err
+    assert code == 1 and err.startswith("corruptgen: error: Not a directory") and err.count("\n") == 1
