@@ -10,6 +10,7 @@ from .api import build, make_plan
 from .benchmarks import get_benchmark, list_benchmarks
 from .engine import BuildResult, render
 from .errors import CorruptgenError
+from .executors import RayOptions
 from .manifest import load_manifest, verify
 from .plan import Plan, SourceSpec, Subset
 
@@ -19,6 +20,7 @@ __all__ = [
     "BuildResult",
     "CorruptgenError",
     "Plan",
+    "RayOptions",
     "SourceSpec",
     "Subset",
     "__version__",

@@ -9,6 +9,7 @@ from pathlib import Path
 from .benchmarks import get_benchmark
 from .engine import BuildResult, render
 from .errors import CorruptgenError
+from .executors import RayOptions
 from .plan import Plan, SourceSpec
 
 
@@ -52,6 +53,8 @@ def build(
     progress: bool = False,
     device: str = "cpu",
     batch_size: int = 64,
+    engine: str = "local",
+    ray: RayOptions | None = None,
     **family_options,
 ) -> BuildResult:
     """Render ``benchmark`` from ``source`` into ``<out>/<benchmark>/`` and return what was done.
@@ -63,7 +66,8 @@ def build(
 
     With ``strict=True`` any skipped input or failed sample raises :class:`CorruptgenError` after the build.
     ``family_options`` are the benchmark family's own choices (e.g. ``severities`` for ImageNet-C).
-    ``workers``, ``device`` and ``batch_size`` change speed only, never the bytes.
+    ``workers``, ``device``, ``batch_size`` and ``engine`` (``local`` or ``ray``, with :class:`RayOptions`) change
+    speed only, never the bytes.
     """
     plan = make_plan(
         benchmark,
@@ -83,7 +87,7 @@ def build(
         **family_options,
     )
     result = render(plan, Path(out) / benchmark, workers=workers, progress=progress, overwrite=overwrite,
-                    device=device, batch_size=batch_size)  # fmt: skip
+                    device=device, batch_size=batch_size, engine=engine, ray=ray)  # fmt: skip
     counts = result.manifest["counts"]
     if strict and (counts["skipped_inputs"] or counts["failed_samples"]):
         raise CorruptgenError(f"--strict: {result.summary()}")

@@ -43,6 +43,10 @@ def _add_build(sub) -> None:
     p.add_argument("--max-pixels", type=_positive_int, default=100_000_000, help="decompression-bomb guard")
     p.add_argument("--device", default="cpu", help="cpu or cuda[:N] for corruptions with a batched torch form")
     p.add_argument("--batch-size", type=_positive_int, default=64, help="batch size of batched corruptions")
+    p.add_argument("--engine", choices=("local", "ray"), default="local", help="run chunk tasks here or on Ray")
+    p.add_argument("--address", default=None, help="ray: cluster address ('auto', ray://host:port); default local")
+    p.add_argument("--task-cpus", type=float, default=1, help="ray: CPUs per chunk task")
+    p.add_argument("--task-gpus", type=float, default=None, help="ray: GPUs per chunk task (default 1 with cuda)")
     p.add_argument("--no-clean", dest="clean", action="store_false", help="do not write the clean reference subset")
     p.add_argument("--strict", action="store_true", help="exit non-zero if any input is skipped")
     p.add_argument("--overwrite", action="store_true", help="replace a different build in the output directory")
@@ -63,13 +67,15 @@ _FAMILY_FLAGS = ("severities", "extra", "difficulty", "per_image", "delta_v", "k
 
 def _cmd_build(args) -> int:
     from .api import build
+    from .executors import RayOptions
 
     result = build(
         args.benchmark, source=args.source, out=args.out, subsets=args.subsets, clean=args.clean, limit=args.limit,
         workers=args.workers, seed=args.seed, image_format=args.image_format, quality=args.quality,
         shard_size=args.shard_size, split=args.split, preprocess=args.preprocess, image_column=args.image_column,
         label_column=args.label_column, max_pixels=args.max_pixels, overwrite=args.overwrite, progress=args.progress,
-        device=args.device, batch_size=args.batch_size, size=args.size,
+        device=args.device, batch_size=args.batch_size, size=args.size, engine=args.engine,
+        ray=RayOptions(address=args.address, num_cpus=args.task_cpus, num_gpus=args.task_gpus),
         **{k: getattr(args, k) for k in _FAMILY_FLAGS if getattr(args, k) is not None},
     )  # fmt: skip
     print(result.summary())

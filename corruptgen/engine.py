@@ -8,17 +8,16 @@ never depend on worker count or order; finished shards are recorded in the manif
 from __future__ import annotations
 
 import math
-import multiprocessing
 import os
 import shutil
 from collections.abc import Iterator
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .chunk import ChunkTask, render_chunk, shard_relpath, source_for, worker_init
+from .chunk import ChunkTask, shard_relpath, source_for
 from .errors import CorruptgenError
+from .executors import RayOptions, run_tasks
 from .io.shards import remove_partials, sha256_file
 from .io.sources import Source
 from .manifest import FORMAT_VERSION, library_versions, load_manifest, write_manifest
@@ -122,10 +121,12 @@ def render(
     overwrite: bool = False,
     device: str = "cpu",
     batch_size: int = 64,
+    engine: str = "local",
+    ray: RayOptions | None = None,
 ) -> BuildResult:
     """Execute ``plan`` into ``out_dir`` (resuming a previous, interrupted build of the same plan).
 
-    ``workers``, ``device`` and ``batch_size`` change speed only, never the output bytes.
+    ``workers``, ``device``, ``batch_size`` and ``engine`` (``local`` or ``ray``) change speed only, never the bytes.
     """
     if workers < 1:
         raise CorruptgenError(f"--workers must be at least 1, got {workers}")
@@ -168,7 +169,7 @@ def render(
 
     bar = _progress_bar(sum(t.stop - t.start for t in tasks), progress, plan.benchmark)
     try:
-        for result in _run(tasks, workers, bar):
+        for result in run_tasks(tasks, engine=engine, workers=workers, bar=bar, ray=ray):
             shards.update(result["shards"])
             skipped.extend(result["skipped"])
             write_manifest(out, _assemble(plan, source, shards, skipped, complete=False))
@@ -189,26 +190,6 @@ def _check_device(device: str) -> None:
 
     if not torch.cuda.is_available():
         raise CorruptgenError(f"--device {device}: CUDA is not available on this machine (torch {torch.__version__})")
-
-
-def _run(tasks: list[ChunkTask], workers: int, bar) -> Iterator[dict[str, Any]]:
-    if workers == 1 or len(tasks) <= 1:
-        for task in tasks:
-            yield render_chunk(task, progress=bar.update)
-        return
-    ctx = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=min(workers, len(tasks)), mp_context=ctx, initializer=worker_init) as pool:
-        futures = {pool.submit(render_chunk, t): t for t in tasks}
-        try:
-            for fut in as_completed(futures):
-                result = fut.result()
-                task = futures[fut]
-                bar.update(task.stop - task.start)
-                yield result
-        except BaseException:
-            for fut in futures:
-                fut.cancel()
-            raise
 
 
 def _progress_bar(total: int, enabled: bool, desc: str):

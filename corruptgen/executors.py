@@ -1,0 +1,117 @@
+"""Where chunk tasks run: in this process, in a local process pool, or on a Ray cluster.
+
+Every executor runs the same pure function :func:`corruptgen.chunk.render_chunk` on the same
+:class:`~corruptgen.chunk.ChunkTask` values and yields results as they complete; the driver assembles the manifest.
+So the bytes never depend on the executor. Ray is optional (``pip install corruptgen[ray]``).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
+from typing import Any
+
+from .chunk import ChunkTask, render_chunk, worker_init
+from .errors import CorruptgenError
+
+ENGINES = ("local", "ray")
+
+
+@dataclass(frozen=True)
+class RayOptions:
+    """How to reach the cluster and what each chunk task asks for.
+
+    Attributes:
+        address: ``None`` starts a local Ray instance; ``"auto"`` joins a running cluster; or ``ray://host:port``.
+        num_cpus: CPUs per chunk task.
+        num_gpus: GPUs per chunk task (set automatically to 1 for ``--device cuda`` unless given).
+        max_retries: retries of a task whose worker died or which raised.
+        local_cpus: CPUs of a local instance started here (``None``: all).
+    """
+
+    address: str | None = None
+    num_cpus: float = 1
+    num_gpus: float | None = None
+    max_retries: int = 3
+    local_cpus: int | None = None
+
+
+def run_tasks(
+    tasks: list[ChunkTask], *, engine: str = "local", workers: int = 1, bar=None, ray: RayOptions | None = None
+) -> Iterator[dict[str, Any]]:
+    """Run ``tasks``; yield each chunk's result as it completes (order may vary, content does not)."""
+    if engine == "local":
+        yield from _run_local(tasks, workers, bar)
+    elif engine == "ray":
+        yield from _run_ray(tasks, bar, ray or RayOptions())
+    else:
+        raise CorruptgenError(f"unknown --engine {engine!r}; use one of {', '.join(ENGINES)}")
+
+
+def _advance(bar, task: ChunkTask) -> None:
+    if bar is not None:
+        bar.update(task.stop - task.start)
+
+
+def _run_local(tasks: list[ChunkTask], workers: int, bar) -> Iterator[dict[str, Any]]:
+    if workers == 1 or len(tasks) <= 1:
+        for task in tasks:
+            yield render_chunk(task, progress=bar.update if bar is not None else None)
+        return
+    ctx = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=min(workers, len(tasks)), mp_context=ctx, initializer=worker_init) as pool:
+        futures = {pool.submit(render_chunk, t): t for t in tasks}
+        try:
+            for fut in as_completed(futures):
+                result = fut.result()
+                _advance(bar, futures[fut])
+                yield result
+        except BaseException:
+            for fut in futures:
+                fut.cancel()
+            raise
+
+
+def _ray_chunk(task: ChunkTask) -> dict[str, Any]:
+    """Ray entry point: one OpenCV thread per task (Ray already runs one task per CPU)."""
+    worker_init()
+    return render_chunk(task)
+
+
+def _run_ray(tasks: list[ChunkTask], bar, options: RayOptions) -> Iterator[dict[str, Any]]:
+    try:
+        import ray
+    except ImportError:
+        raise CorruptgenError("--engine ray needs Ray: pip install 'corruptgen[ray]'") from None
+    if not tasks:
+        return
+    started_here = not ray.is_initialized()
+    if started_here:
+        try:
+            ray.init(address=options.address, num_cpus=options.local_cpus if options.address is None else None,
+                     include_dashboard=False, log_to_driver=False, ignore_reinit_error=True)  # fmt: skip
+        except (ConnectionError, ValueError, RuntimeError) as e:
+            raise CorruptgenError(f"cannot reach the Ray cluster at {options.address or 'local'}: {e}") from None
+    gpus = options.num_gpus
+    if gpus is None:
+        gpus = 1 if tasks[0].device.startswith("cuda") else 0
+    remote = ray.remote(num_cpus=options.num_cpus, num_gpus=gpus, max_retries=options.max_retries,
+                        retry_exceptions=True)(_ray_chunk)  # fmt: skip
+    pending = {remote.remote(task): task for task in tasks}
+    try:
+        while pending:
+            done, _ = ray.wait(list(pending), num_returns=1)
+            for ref in done:
+                task = pending.pop(ref)
+                result = ray.get(ref)
+                _advance(bar, task)
+                yield result
+    except BaseException:
+        for ref in pending:
+            ray.cancel(ref, force=True)
+        raise
+    finally:
+        if started_here:
+            ray.shutdown()
