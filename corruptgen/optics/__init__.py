@@ -1,0 +1,34 @@
+"""Optical-aberration PSF kernels (OpticsBench, Müller et al. ICCVW 2023): generation, I/O, statistics."""
+
+from .kernelio import FRINGE_MODES, SEVERITIES, STACK_SHAPE, WAVELENGTHS_UM, load_kernels, save_kernels
+from .psf import OPTICSBENCH, OPTICSBENCH_RG, PSFModel, kernel_stack
+from .zernike import MODES, PAIR_INDICES, PAIRS, SEVERITY_COEFFICIENTS
+
+__all__ = [
+    "FRINGE_MODES",
+    "MODES",
+    "OPTICSBENCH",
+    "OPTICSBENCH_RG",
+    "PAIRS",
+    "PAIR_INDICES",
+    "SEVERITIES",
+    "SEVERITY_COEFFICIENTS",
+    "STACK_SHAPE",
+    "WAVELENGTHS_UM",
+    "PSFModel",
+    "kernel_stack",
+    "load_kernels",
+    "save_kernels",
+]
+
+# torch-based parts (batched PSF convolution, OpticsAugment) load on first use, so importing kernels stays torch-free
+_LAZY = {"psf_conv": ".conv", "OpticsAugment": ".augment"}
+__all__ += list(_LAZY)
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name], __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
