@@ -87,34 +87,42 @@ def _cmd_build(args) -> int:
 
 
 def _cmd_list(args) -> int:
+    import importlib
+
     from .benchmarks import get_benchmark, list_benchmarks
     from .corruptions import get
 
     if args.benchmark is None:
         for name in list_benchmarks():
             b = get_benchmark(name)
-            print(f"{name:12s} {b.title}: {len(b.subsets) - 1} subsets, {len(b.default_subsets)} by default")
+            print(f"{name:14s} {b.title}: {len(b.subsets) - 1} subsets, {len(b.default_subsets)} by default")
         return 0
     bench = get_benchmark(args.benchmark)
+    from .benchmarks.base import _BENCHMARKS
+
+    names = getattr(importlib.import_module(_BENCHMARKS[bench.name].__module__), "CATEGORY_NAMES", {})
     rows = []
     for name, subset in bench.subsets.items():
-        if subset.corruption is None:
+        if subset.corruption is None or name == "clean":
             continue
         c = get(subset.corruption)
+        category = subset.category if subset.category is not None else c.category
         rows.append({
-            "name": name, "category": c.category, "default": name in bench.default_subsets,
-            "reference": c.reference, "params": dict(c.params), "fidelity": c.fidelity,
+            "name": name, "corruption": c.qualified_name, "severity": subset.severity, "category": category,
+            "category_name": names.get(category), "default": name in bench.default_subsets,
+            "reference": c.reference, "params": dict(c.params), "options": dict(subset.options),
+            "fidelity": c.fidelity,
         })  # fmt: skip
     if args.json:
-        print(json.dumps(rows, indent=1))
+        print(json.dumps(rows, indent=1, default=str))
         return 0
-    names = getattr(__import__(f"corruptgen.benchmarks.{bench.name}", fromlist=["x"]), "CATEGORY_NAMES", {})
-    print(f"{bench.title} — {len(rows)} corruptions; * = in the default selection ({len(bench.default_subsets)})")
-    print(f"{'':2}{'name':22} {'category':26} parameters")
+    print(f"{bench.title} — {len(rows)} subsets; * = in the default selection ({len(bench.default_subsets)})")
+    print(f"{'':2}{'name':24} {'category':26} parameters")
     for r in rows:
-        cat = f"{r['category']} {names.get(r['category'], '')}" if r["category"] else "unassigned"
-        params = ", ".join(f"{k}={v}" for k, v in r["params"].items())
-        print(f"{'*' if r['default'] else ' '} {r['name']:22} {cat:26} {params}")
+        cat = f"{r['category']} {r['category_name'] or ''}".strip() if r["category"] else "unassigned"
+        shown = r["options"] or r["params"]
+        params = ", ".join(f"{k}={v}" for k, v in shown.items())
+        print(f"{'*' if r['default'] else ' '} {r['name']:24} {cat:26} {params}")
     return 0
 
 
@@ -231,6 +239,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("corruptgen: interrupted; re-run the same command to resume", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # e.g. `corruptgen list syn2nat | head`
+        sys.stderr.close()
+        return 0
     except OSError as e:  # e.g. an unwritable output directory or a full disk
         print(f"corruptgen: error: {e.strerror or e}: {e.filename or ''}".rstrip(": "), file=sys.stderr)
         return 1

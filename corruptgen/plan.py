@@ -76,7 +76,7 @@ class Plan:
     quality: int = 85
     split: str = "test"
     max_pixels: int = 100_000_000
-    extra: tuple[tuple[str, Any], ...] = field(default=())
+    family_options: tuple[tuple[str, Any], ...] = field(default=())
 
     def __post_init__(self) -> None:
         if self.image_format not in IMAGE_FORMATS:
@@ -99,7 +99,7 @@ class Plan:
         d = asdict(self)
         d["preprocess"] = self.preprocess.to_dict()
         d["subsets"] = [{**asdict(s), "options": dict(s.options)} for s in self.subsets]
-        d["extra"] = dict(self.extra)
+        d["family_options"] = dict(self.family_options)
         return d
 
     @property

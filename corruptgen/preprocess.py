@@ -72,7 +72,7 @@ class Preprocess:
             nh, nw = (self.resize_short, int(w * scale)) if h <= w else (int(h * scale), self.resize_short)
             image = self._resize_to(image, max(nh, 1), max(nw, 1))
         if self.crop is not None:
-            image = center_crop(image, self.crop)
+            image = center_crop(image, self.crop, torchvision=self.library == "pil")
         return np.ascontiguousarray(image)
 
     def scaled(self, size: int) -> Preprocess:
@@ -92,14 +92,21 @@ class Preprocess:
         return d
 
 
-def center_crop(image: np.ndarray, size: int) -> np.ndarray:
-    """Centre crop to ``size × size``; images smaller than ``size`` are zero-padded first (albumentations-style)."""
+def center_crop(image: np.ndarray, size: int, *, torchvision: bool = False) -> np.ndarray:
+    """Centre crop to ``size × size``; images smaller than ``size`` are zero-padded first.
+
+    Offsets: albumentations ``CenterCrop`` floors ``(h - size) / 2``; torchvision's ``CenterCrop``
+    (``torchvision=True``) rounds it (half to even), which differs by one pixel for some sizes.
+    """
     h, w = image.shape[:2]
     if h < size or w < size:
         ph, pw = max(size - h, 0), max(size - w, 0)
         image = np.pad(image, ((ph // 2, ph - ph // 2), (pw // 2, pw - pw // 2), (0, 0)))
         h, w = image.shape[:2]
-    top, left = (h - size) // 2, (w - size) // 2
+    if torchvision:
+        top, left = round((h - size) / 2.0), round((w - size) / 2.0)
+    else:
+        top, left = (h - size) // 2, (w - size) // 2
     return image[top : top + size, left : left + size]
 
 
@@ -109,6 +116,9 @@ PRESETS: dict[str, Preprocess] = {
     # torchvision Resize(256) (shorter side, bilinear on PIL) + CenterCrop(224), as ImageNet-C's reference
     "imagenet": Preprocess(name="imagenet", resize=None, resize_short=256, crop=224, interpolation="bilinear",
                            library="pil"),
+    # ImageNet-P reference: torchvision Resize(256) only (PIL bilinear, shorter side); each sequence crops itself
+    "imagenet_resize": Preprocess(name="imagenet_resize", resize=None, resize_short=256, crop=None,
+                                  interpolation="bilinear", library="pil"),
     # exact 224×224 resize, no crop
     "resize224": Preprocess(name="resize224", resize=(224, 224), crop=None),
     # keep the source size (pixel-sized corruption parameters then act differently)

@@ -57,7 +57,7 @@ def test_bad_option_values_exit_2():
 def test_list(capsys):
     assert main(["list", "syn2nat"]) == 0
     out = capsys.readouterr().out
-    assert "40 corruptions" in out and "* random_sun_flare" in out and "1 heterogeneous" in out
+    assert "40 subsets" in out and "* random_sun_flare" in out and "1 heterogeneous" in out
     assert "  gauss_noise" in out and "unassigned" in out
     assert main(["list", "syn2nat", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ..errors import CorruptgenError, UnknownNameError
 from ..plan import Plan, SourceSpec, Subset
-from ..preprocess import get_preprocess
+from ..preprocess import Preprocess, get_preprocess
 
 CLEAN = Subset(name="clean", corruption=None)
 
@@ -61,6 +62,23 @@ class Benchmark:
             raise UnknownNameError(f"unknown subset {bad[0]!r} for {self.name}{hint}")
         return tuple(self.subsets[n] for n in dict.fromkeys(wanted))
 
+    def family_options(self, options: dict[str, Any]) -> dict[str, Any]:
+        """Canonical family options (part of the plan id): unset ones dropped; subclasses normalise values."""
+        return {k: v for k, v in options.items() if v is not None and v is not False}
+
+    def clean_subset(self, size: int | None) -> Subset:
+        """The clean reference subset (same preprocessing, no corruption)."""
+        return CLEAN
+
+    def preprocessing(self, name: str | None, size: int | None) -> Preprocess:
+        """The preprocessing preset (the family's default unless named), scaled to ``size`` when given."""
+        pre = get_preprocess(name or self.preprocess)
+        return pre if size is None else pre.scaled(size)
+
+    def sized(self, subsets: tuple[Subset, ...], size: int | None) -> tuple[Subset, ...]:
+        """Adapt the chosen subsets to ``--size`` (nothing to do by default)."""
+        return subsets
+
     def plan(
         self,
         *,
@@ -73,28 +91,67 @@ class Benchmark:
     ) -> Plan:
         """Build the :class:`Plan` for this benchmark.
 
-        ``options`` are :class:`Plan` fields (seed, quality, ...) or the family's own options (passed to
-        :meth:`select` and recorded in ``plan.extra`` so they are part of the plan's identity). ``size`` scales the
-        preprocessing to a ``size`` × ``size`` crop (the resize scaled by the same factor).
+        ``options`` are :class:`Plan` fields (seed, quality, ...) or the family's own options (normalised by
+        :meth:`family_options`, passed to :meth:`select` and recorded in ``plan.family_options`` so they are part of
+        the plan's identity). ``size`` scales the preprocessing to a ``size`` × ``size`` crop.
         """
-        plan_fields = {f.name for f in dataclasses.fields(Plan)}
-        family = {k: v for k, v in options.items() if k not in plan_fields and v is not None}
-        options = {k: v for k, v in options.items() if k in plan_fields}
+        plan_fields = {f.name for f in dataclasses.fields(Plan)} - {"family_options"}
+        family = self.family_options({k: v for k, v in options.items() if k not in plan_fields})
+        fields = {k: v for k, v in options.items() if k in plan_fields}
         chosen = self.select(subsets, **family)
         if clean:
-            chosen = (CLEAN, *(s for s in chosen if s.name != "clean"))
+            chosen = (self.clean_subset(size), *(s for s in chosen if s.name != "clean"))
         src = SourceSpec(spec=source) if isinstance(source, str) else source
-        pre = get_preprocess(preprocess or self.preprocess)
-        if size is not None:
-            pre = pre.scaled(size)
         return Plan(
             benchmark=self.name,
             source=src,
-            subsets=chosen,
-            preprocess=pre,
-            extra=tuple(sorted((k, _freeze(v)) for k, v in family.items())),
-            **options,
+            subsets=self.sized(chosen, size),
+            preprocess=self.preprocessing(preprocess, size),
+            family_options=tuple(sorted((k, _freeze(v)) for k, v in family.items())),
+            **fields,
         )
+
+
+def split_names(names: str | Sequence[str]) -> list[str]:
+    """``"a, b"`` or ``["a", "b"]`` → ``["a", "b"]`` (blanks dropped)."""
+    parts = names.split(",") if isinstance(names, str) else list(names)
+    return [str(n).strip() for n in parts if str(n).strip()]
+
+
+def unknown_subset(name: str, candidates: Sequence[str], benchmark: str) -> UnknownNameError:
+    """The error for an unknown subset name, with near names."""
+    near = difflib.get_close_matches(name, list(candidates), n=3, cutoff=0.5)
+    hint = f"; did you mean {', '.join(near)}?" if near else f"; see `corruptgen list {benchmark}`"
+    return UnknownNameError(f"unknown subset {name!r} for {benchmark}{hint}")
+
+
+_LEVELS_RE = re.compile(r"(\d+)(?:\.\.(\d+))?")
+
+
+def parse_levels(value: Any, allowed: Sequence[int], flag: str) -> tuple[int, ...]:
+    """``"1,3,5"``, ``"2..4"``, an int or a list of ints → sorted unique levels; anything else fails in one line."""
+    bad = CorruptgenError(f"{flag} must be integers in {min(allowed)}..{max(allowed)} "
+                          f"(e.g. 1,3 or {min(allowed)}..{max(allowed)}), got {value!r}")  # fmt: skip
+    if isinstance(value, int) and not isinstance(value, bool):
+        tokens = [str(value)]
+    elif isinstance(value, str):
+        tokens = [t.strip() for t in value.split(",")]
+    elif isinstance(value, (list, tuple)) and not any(isinstance(v, bool) for v in value):
+        tokens = [str(v).strip() for v in value]
+    else:
+        raise bad
+    levels: set[int] = set()
+    for token in tokens:
+        match = _LEVELS_RE.fullmatch(token)
+        if not match:
+            raise bad
+        first, last = int(match.group(1)), int(match.group(2) or match.group(1))
+        if first > last:
+            raise bad
+        levels.update(range(first, last + 1))
+    if not levels or not levels <= set(allowed):
+        raise bad
+    return tuple(sorted(levels))
 
 
 def _freeze(value: Any) -> Any:

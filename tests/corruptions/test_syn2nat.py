@@ -37,9 +37,9 @@ def test_registry_has_the_40_candidates_and_the_18():
     assert len(SYN2NAT_18) == 18 and set(SYN2NAT_18) <= set(NAMES)
     cats = {}
     for name in SYN2NAT_18:
-        cats.setdefault(get(name).category, []).append(name)
+        cats.setdefault(get(f"syn2nat/{name}").category, []).append(name)
     assert sorted(cats) == [1, 2, 3, 4, 5, 6] and all(len(v) == 3 for v in cats.values())
-    assert sum(get(n).category is None for n in NAMES) == 22
+    assert sum(get(f"syn2nat/{n}").category is None for n in NAMES) == 22
 
 
 def test_unknown_name_suggests():
@@ -50,7 +50,7 @@ def test_unknown_name_suggests():
 
 @pytest.mark.parametrize("name", NAMES)
 def test_corruption_is_seeded_and_changes_the_image(name, protocol_images):
-    c = get(name)
+    c = get(f"syn2nat/{name}")
     image = protocol_images[0]
     out1, p1 = c.apply(image, 7)
     out2, p2 = c.apply(image, np.random.default_rng(7))
@@ -72,7 +72,7 @@ def test_corruption_is_seeded_and_changes_the_image(name, protocol_images):
 @pytest.mark.parametrize("name", NAMES)
 def test_severity_matches_albumentations_052(name, protocol_images):
     reference, _measured_here = SEVERITY[name]
-    c = get(name)
+    c = get(f"syn2nat/{name}")
     mads = [
         np.abs(c(img, 1000 * i + j).astype(np.float64) - img).mean()
         for i, img in enumerate(protocol_images)
@@ -84,3 +84,9 @@ def test_severity_matches_albumentations_052(name, protocol_images):
 def test_input_validation(protocol_images):
     with pytest.raises(ValueError, match="HxWx3 uint8"):
         get("solarize")(protocol_images[0].astype(np.float32))
+
+
+def test_names_shared_by_families_need_a_family():
+    with pytest.raises(UnknownNameError, match="ambiguous.*syn2nat/gaussian_blur"):
+        get("gaussian_blur")
+    assert get("gaussian_blur", family="syn2nat").family == "syn2nat"

@@ -1,0 +1,96 @@
+"""ImageNet-C digital corruptions (contrast, elastic transform, pixelate, JPEG) and the extra saturate.
+
+Pure functions of a float image ``x`` in [0, 1] (HxWx3), formulas of hendrycks/robustness ``make_imagenet_c.py``
+(Hendrycks & Dietterich, ICLR 2019). JPEG and pixelate go through PIL exactly as the reference.
+"""
+
+from __future__ import annotations
+
+import io
+
+import cv2
+import numpy as np
+from PIL import Image
+
+from ._ops import bilinear_reflect, gaussian_reflect_2d, hsv_to_rgb, rgb_to_hsv
+
+
+def _to_uint8_image(x: np.ndarray) -> np.ndarray:
+    return np.rint(np.clip(x, 0, 1) * 255).astype(np.uint8)
+
+
+def contrast(x: np.ndarray, factor: float) -> np.ndarray:
+    """``clip((x - mean) · factor + mean)`` with per-channel means."""
+    means = np.mean(x, axis=(0, 1), keepdims=True)
+    out = np.subtract(x, means, dtype=np.float64)
+    out *= factor
+    out += means
+    return np.clip(out, 0, 1, out=out)
+
+
+def elastic_draws(rng: np.random.Generator, shape: tuple[int, int], affine: float):
+    """The reference's draws, in order: the 3×2 affine jitter ``U(-affine, affine)`` (float32), then the ``U(-1, 1)``
+    H×W fields for dx and dy."""
+    jitter = rng.uniform(-affine, affine, size=(3, 2)).astype(np.float32)
+    ux = rng.uniform(-1, 1, size=shape)
+    uy = rng.uniform(-1, 1, size=shape)
+    return jitter, ux, uy
+
+
+def elastic_transform(x: np.ndarray, alpha: float, sigma: float, affine: float,
+                      rng: np.random.Generator | None = None, *, draws=None) -> np.ndarray:  # fmt: skip
+    """Random affine warp (3 points jittered by ±``affine`` px, reflect-101 border) then a smooth displacement field
+    ``alpha · gaussian(U(-1, 1), sigma, reflect, truncate 3)`` sampled bilinearly with reflect borders; float32.
+
+    Parameters are in pixels of this image (the registered corruption scales the reference's 224 px values).
+    ``draws``: ``(jitter, ux, uy)`` as :func:`elastic_draws` returns (drawn from ``rng`` when omitted).
+    """
+    img = np.asarray(x, dtype=np.float32)
+    h, w = img.shape[:2]
+    jitter, ux, uy = elastic_draws(rng, (h, w), affine) if draws is None else draws
+    # the reference's affine construction, (row, col) values used as cv2 (x, y) points
+    center = np.float32((h, w)) // 2
+    half = min(h, w) // 3
+    pts1 = np.float32([center + half, [center[0] + half, center[1] - half], center - half])
+    matrix = cv2.getAffineTransform(pts1, pts1 + jitter)
+    img = cv2.warpAffine(img, matrix, (w, h), borderMode=cv2.BORDER_REFLECT_101)
+    dx = (gaussian_reflect_2d(ux, sigma, truncate=3) * alpha).astype(np.float32)
+    dy = (gaussian_reflect_2d(uy, sigma, truncate=3) * alpha).astype(np.float32)
+    rows = np.arange(h)[:, None] + dy
+    cols = np.arange(w)[None, :] + dx
+    out = bilinear_reflect(img, rows.astype(np.float64), cols.astype(np.float64)).astype(np.float32)
+    return np.clip(out, 0, 1, out=out)
+
+
+def pixelate(x: np.ndarray, factor: float) -> np.ndarray:
+    """PIL BOX downscale to ``(int(W·factor), int(H·factor))`` (at least 1 px) and BOX upscale back."""
+    return pixelate_uint8(_to_uint8_image(x), factor) / 255.0
+
+
+def pixelate_uint8(image: np.ndarray, factor: float) -> np.ndarray:
+    """:func:`pixelate` of a uint8 image (the reference's PIL calls, no float round trip)."""
+    h, w = image.shape[:2]
+    small = (max(int(w * factor), 1), max(int(h * factor), 1))
+    img = Image.fromarray(image).resize(small, Image.Resampling.BOX).resize((w, h), Image.Resampling.BOX)
+    return np.asarray(img)
+
+
+def jpeg_compression(x: np.ndarray, quality: int) -> np.ndarray:
+    """PIL JPEG encode at ``quality`` (PIL defaults: 4:2:0, standard tables) and decode."""
+    return jpeg_uint8(_to_uint8_image(x), quality) / 255.0
+
+
+def jpeg_uint8(image: np.ndarray, quality: int) -> np.ndarray:
+    """:func:`jpeg_compression` of a uint8 image."""
+    buffer = io.BytesIO()
+    Image.fromarray(image).save(buffer, "JPEG", quality=int(quality))
+    buffer.seek(0)
+    with Image.open(buffer) as decoded:
+        return np.asarray(decoded if decoded.mode == "RGB" else decoded.convert("RGB"))
+
+
+def saturate(x: np.ndarray, scale: float, shift: float) -> np.ndarray:
+    """HSV saturation ``S → clip(S · scale + shift)`` (skimage's rgb2hsv / hsv2rgb formulas)."""
+    h, s, v = rgb_to_hsv(np.asarray(x, dtype=np.float64))
+    out = hsv_to_rgb(h, np.clip(s * scale + shift, 0, 1), v)
+    return np.clip(out, 0, 1, out=out)
