@@ -8,6 +8,10 @@ coding and the albumentations calls contend for the GIL; use ``--workers`` proce
 
 from __future__ import annotations
 
+import functools
+import inspect
+import os
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,11 +49,21 @@ class ChunkTask:
 @dataclass
 class _Pending:
     item: SourceItem
+    index: int  # position of the item in the source (for corruptions that reproduce order-based quirks)
     key: str
     repeat: int
     image: np.ndarray
     seed: int
     rng: np.random.Generator
+
+
+@functools.cache
+def _takes(fn: Callable[..., Any], name: str) -> bool:
+    """Whether ``fn`` declares the keyword ``name`` (e.g. ``sample_index``: the item's position in the source)."""
+    try:
+        return name in inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
 
 
 def shard_relpath(plan: Plan, subset: str, chunk: int) -> str:
@@ -104,7 +118,7 @@ class _ChunkRenderer:
             corruption = self.corruptions[subset.name]
             for repeat, key in enumerate(subset.sample_keys(item.key)):
                 seed, rng = sample_rng(self.plan.seed, self.plan.benchmark, subset.name, key)
-                pending = _Pending(item, key, repeat, image, seed, rng)
+                pending = _Pending(item, index, key, repeat, image, seed, rng)
                 if corruption is not None and corruption.batch_fn is not None:
                     self.batches[subset.name].append(pending)
                     if len(self.batches[subset.name]) >= self.task.batch_size:
@@ -117,7 +131,8 @@ class _ChunkRenderer:
             result, params = p.image, {}
         else:
             try:
-                result, params = corruption.apply(p.image, p.rng, **dict(subset.options))
+                extra = {"sample_index": p.index} if _takes(corruption.fn, "sample_index") else {}
+                result, params = corruption.apply(p.image, p.rng, **dict(subset.options), **extra)
             except Exception as e:  # a corruption that cannot handle this input is counted, never fatal
                 self.skip(p.item, subset.name, f"corruption failed: {type(e).__name__}: {e}")
                 return
@@ -132,8 +147,10 @@ class _ChunkRenderer:
         assert corruption is not None and corruption.batch_fn is not None
         try:
             images = np.stack([p.image for p in batch])
+            wants_index = _takes(corruption.batch_fn, "sample_indices")
+            extra = {"sample_indices": [p.index for p in batch]} if wants_index else {}
             results, params = corruption.batch_fn(images, [p.rng for p in batch], device=self.task.device,
-                                                  **dict(subset.options))  # fmt: skip
+                                                  **dict(subset.options), **extra)  # fmt: skip
         except Exception:  # e.g. mixed shapes or one bad input: fall back to one at a time, with fresh generators
             for p in batch:
                 p.rng = sample_rng(self.plan.seed, self.plan.benchmark, subset.name, p.key)[1]
@@ -210,5 +227,8 @@ def render_chunk(task: ChunkTask, progress: Callable[[int], None] | None = None)
 
 
 def worker_init() -> None:
-    """Process-pool initializer: one OpenCV thread per worker process (the pool already uses the cores)."""
+    """Worker-process initializer: one OpenCV and one torch thread per worker (the pool already uses the cores)."""
     cv2.setNumThreads(1)
+    os.environ.setdefault("OMP_NUM_THREADS", "1")  # read by torch when it is first imported
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(1)
