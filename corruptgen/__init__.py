@@ -5,12 +5,13 @@
 >>> corruptgen.build("syn2nat", out="corruptgen-out")  # doctest: +SKIP
 """
 
-from . import corruptions
+from . import augment, corruptions
 from .api import build, make_plan
 from .benchmarks import get_benchmark, list_benchmarks
 from .engine import BuildResult, render
 from .errors import CorruptgenError
 from .executors import RayOptions
+from .hub import load, torch_loader
 from .manifest import load_manifest, verify
 from .plan import Plan, SourceSpec, Subset
 
@@ -24,12 +25,15 @@ __all__ = [
     "SourceSpec",
     "Subset",
     "__version__",
+    "augment",
     "build",
     "corruptions",
     "get_benchmark",
     "list_benchmarks",
+    "load",
     "load_manifest",
     "make_plan",
     "render",
+    "torch_loader",
     "verify",
 ]

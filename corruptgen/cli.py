@@ -1,4 +1,5 @@
-"""Command line: ``corruptgen build|list|select|verify``. User errors print one line and exit with code 2."""
+"""Command line: ``corruptgen build|list|select|verify`` plus the commands of the sub-packages (``vif``,
+``kernels``, ``eval``, ``report``, ``analyze``, ``card``, ``push``). User errors print one line and exit with code 2."""
 
 from __future__ import annotations
 

@@ -1,0 +1,262 @@
+"""Subcommands ``eval``, ``report`` and ``analyze`` (added to the ``corruptgen`` command by ``add_commands``)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from ..errors import CorruptgenError
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
+    return value
+
+
+def _metric_flags(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("metric options")
+    g.add_argument(
+        "--reference",
+        default=None,
+        help="results file of a reference model for CE/mCE and mFR/mT5D "
+        "(default: the AlexNet ImageNet-C table; no AlexNet ImageNet-P values are available)",
+    )
+    g.add_argument(
+        "--human",
+        action="append",
+        default=[],
+        metavar="[SUBSET=]CSV",
+        help="VCR human data (vd_score, orig_pred, transf_pred, label[, transformation]); repeatable",
+    )
+    g.add_argument(
+        "--sixteen",
+        choices=("argmax", "probability"),
+        default="argmax",
+        help="VCR: 1000 → 16 classes by argmax-then-map (default) or mean category probability",
+    )
+    g.add_argument("--vcr-bins", type=_positive, default=40, help="VCR: Δv bins M (default 40)")
+    g.add_argument("--vcr-min-per-bin", type=_positive, default=20, help="VCR: minimum images L per bin (default 20)")
+    g.add_argument("--vcr-smoothing", type=float, default=1e-4, help="VCR: spline roughness penalty λ (default 1e-4)")
+    g.add_argument(
+        "--er-beta",
+        default=None,
+        metavar="BETA[,B]",
+        help="effective robustness line acc = BETA*clean + B (report fits it over models when omitted)",
+    )
+    g.add_argument("--er-logit", action="store_true", help="effective robustness in logit space (Taori et al.)")
+    g.add_argument("--no-accuracy", dest="accuracy", action="store_false",
+                   help="label-free data: compute consistency/flip metrics only instead of failing")  # fmt: skip
+
+
+def _options(args):
+    from .metrics import MetricOptions
+    from .metrics.vcr import VCRSettings, load_human_csv
+    from .runner import load_results
+
+    humans = {}
+    for spec in args.human:
+        subset, eq, path = spec.partition("=")
+        if not eq:
+            subset, path = "", spec
+        data = load_human_csv(path)
+        if subset:
+            if len(data) > 1:
+                raise CorruptgenError(f"{path} holds several transformations; pass it without {subset}=")
+            humans[subset] = next(iter(data.values()))
+        else:
+            humans.update(data)
+    beta, intercept = None, 0.0
+    if args.er_beta:
+        try:
+            parts = [float(v) for v in args.er_beta.split(",")]
+        except ValueError:
+            raise CorruptgenError(f"--er-beta expects BETA or BETA,B, got {args.er_beta!r}") from None
+        beta, intercept = parts[0], (parts[1] if len(parts) > 1 else 0.0)
+    settings = VCRSettings(bins=args.vcr_bins, min_per_bin=args.vcr_min_per_bin, lam=args.vcr_smoothing,
+                           sixteen=args.sixteen)  # fmt: skip
+    return MetricOptions(reference=load_results(args.reference) if args.reference else None, humans=humans or None,
+                         vcr=settings, er_beta=beta, er_intercept=intercept, er_logit=args.er_logit,
+                         accuracy=args.accuracy)  # fmt: skip
+
+
+def _cmd_eval(args) -> int:
+    from .runner import evaluate
+
+    if args.streaming is None and args.no_streaming:
+        args.streaming = False
+    out = args.out or str(Path("results") / Path(str(args.source).rstrip("/")).name)
+    run = evaluate(
+        args.source, args.model or ["efficientnet_lite0"], subsets=args.subsets, clean=args.clean, out=out,
+        device=args.device, batch_size=args.batch_size, workers=args.workers, streaming=args.streaming,
+        revision=args.revision, limit=args.limit, verify=args.verify, predictions=args.predictions,
+        report=args.report, progress=args.progress, options=_options(args),
+    )  # fmt: skip
+    print(run.summary())
+    print(f"wrote {len(run.files)} files to {out}")
+    return 0
+
+
+def _cmd_report(args) -> int:
+    from .report import collect, recompute, write_report
+
+    results = collect(args.results)
+    options = _options(args)
+    if args.recompute:
+        results = [recompute(r, options) for r in results]
+    files = write_report(results, args.out, options=options)
+    print(f"report for {len(results)} result file(s): {files[0]} (+{len(files) - 1} files)")
+    return 0
+
+
+def _cmd_analyze(args) -> int:
+    return {"overlap": _analyze_overlap, "correlation": _analyze_correlation}[args.analysis](args)
+
+
+def _analyze_overlap(args) -> int:
+    from . import plots
+    from .metrics.syn2nat import accuracy_matrix_from_csv, find_categories, overlap_matrix
+
+    names, acc = accuracy_matrix_from_csv(args.matrix)
+    o, undefined = overlap_matrix(acc, mode=args.mode)
+    found = find_categories(o, threshold=args.threshold, k_max=args.k_max, n_init=args.n_init, seed=args.seed)
+    labels = found["labels"]
+    cats = {str(c + 1): [n for n, lab in zip(names, labels.tolist(), strict=True) if lab == c]
+            for c in range(found["k"])}  # fmt: skip
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    with open(out / "overlap.csv", "w") as f:
+        f.write("," + ",".join(names) + "\n")
+        for n, row in zip(names, o, strict=True):
+            f.write(n + "," + ",".join(f"{v:.6f}" for v in row) + "\n")
+    (out / "categories.json").write_text(json.dumps(cats, indent=1) + "\n")
+    summary = {"mode": args.mode, "undefined_terms": undefined, "k": found["k"], "stopped": found["stopped"],
+               "threshold": args.threshold, "seed": args.seed, "n_init": args.n_init, "history": found["history"],
+               "categories": cats}  # fmt: skip
+    (out / "overlap.json").write_text(json.dumps(summary, indent=1) + "\n")
+    plots.overlap_heatmap(o, names, labels, out / "overlap.png")
+    rule = "exceeds" if found["stopped"] else "never exceeded"
+    print(f"{len(names)} corruptions, k = {found['k']} (mean same-category correlation {rule} {args.threshold}):")
+    for c, members in cats.items():
+        print(f"  C{c}: {', '.join(members)}")
+    if undefined:
+        print(f"note: {undefined} overlap terms had a zero denominator and count as 0", file=sys.stderr)
+    print(f"wrote {out / 'overlap.csv'}, categories.json, overlap.json, overlap.png")
+    return 0
+
+
+def _analyze_correlation(args) -> int:
+    from .metrics.syn2nat import benchmark_correlations, read_named_table
+
+    syn = read_named_table(args.synthetic)
+    nat = read_named_table(args.natural)
+    if args.benchmarks:
+        benches = _load_benchmarks(args.benchmarks)
+        source = args.benchmarks
+    elif args.n and args.k:
+        from ..selection import generate_benchmarks, load_categories
+
+        if not args.categories:
+            raise CorruptgenError("--n/--k need --categories (a categories.json from `corruptgen analyze overlap`)")
+        benches = generate_benchmarks(load_categories(args.categories), args.n, args.k, args.count, seed=args.seed)
+        source = f"Algorithm 1, n={args.n}, k={args.k}, {len(benches)} benchmarks, seed {args.seed}"
+    else:
+        first = next(iter(syn.values()))
+        benches = [[c for c in first if c != "clean"]]
+        source = "one benchmark of every synthetic column"
+    res = benchmark_correlations(syn, nat, benches)
+    res["benchmarks_from"] = source
+    print(f"Algorithm 2 over {len(res['models'])} models, {len(benches)} synthetic benchmark(s) ({source}):")
+    for name, v in res["natural"].items():
+        print(f"  {name:20s} mean r = {_f(v['mean_r'])}  mean p = {_f(v['mean_p'], 4)}")
+    for note in res["notes"]:
+        print(f"note: {note}", file=sys.stderr)
+    if args.out:
+        Path(args.out).write_text(json.dumps(res, indent=1) + "\n")
+        print(f"wrote {args.out}")
+    return 0
+
+
+def _f(v, digits: int = 3) -> str:
+    return "n/a" if v is None else f"{v:.{digits}f}"
+
+
+def _load_benchmarks(path: str) -> list[list[str]]:
+    """A JSON list of benchmarks (lists of names), or the output of ``corruptgen select --json`` / ``--substitute``,
+    or a text file with one comma-separated benchmark per line."""
+    try:
+        text = Path(path).read_text()
+    except OSError as e:
+        raise CorruptgenError(f"cannot read {path}: {e.strerror or e}") from None
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return [[c.strip() for c in line.split(",") if c.strip()] for line in text.splitlines() if line.strip()]
+    if isinstance(data, dict):
+        data = data.get("benchmarks") or [b for g in (data.get("groups") or {}).values() for b in g]
+    if not isinstance(data, list) or not all(isinstance(b, list) for b in data):
+        raise CorruptgenError(f"{path}: expected a list of benchmarks (lists of corruption names)")
+    return data
+
+
+def add_commands(sub) -> dict:
+    """Register ``eval``, ``report`` and ``analyze``; returns their handlers."""
+    p = sub.add_parser("eval", help="evaluate models on a build (local directory or Hub dataset)")
+    p.add_argument("source", help="build directory (<out>/<benchmark>) or Hub dataset id owner/name[@revision]")
+    p.add_argument("--model", action="append", default=[], metavar="[NAME=]SPEC",
+                   help="efficientnet_lite0 (default) | module:attribute | torchscript:<path> | torchvision:<name> | "
+                   "timm:<name>; repeatable")  # fmt: skip
+    p.add_argument("--subsets", default=None, help="comma-separated subsets (default: all; clean is added)")
+    p.add_argument("--no-clean", dest="clean", action="store_false", help="do not add the clean reference subset")
+    p.add_argument("--out", default=None, help="output directory (default results/<build name>)")
+    p.add_argument("--device", default="cpu", help="cpu or cuda[:N]")
+    p.add_argument("--batch-size", type=_positive, default=64)
+    p.add_argument("--workers", type=int, default=0, help="DataLoader worker processes decoding images (default 0)")
+    p.add_argument("--streaming", action="store_true", default=None, help="stream Hub shards instead of downloading")
+    p.add_argument("--no-streaming", action="store_true", help="local builds: load through an Arrow cache instead")
+    p.add_argument("--revision", default=None, help="Hub revision (branch, tag or commit)")
+    p.add_argument("--limit", type=_positive, default=None, help="only the first N samples of each subset")
+    p.add_argument("--no-verify", dest="verify", action="store_false", help="skip the shard checksum check")
+    p.add_argument("--no-predictions", dest="predictions", action="store_false", help="do not save predictions")
+    p.add_argument("--no-report", dest="report", action="store_false", help="no report.md / plots")
+    p.add_argument("--no-progress", dest="progress", action="store_false")
+    _metric_flags(p)
+
+    p = sub.add_parser("report", help="tables, rankings and plots from results files (several models)")
+    p.add_argument("results", nargs="+", help="results-*.json files or directories holding them")
+    p.add_argument("--out", default="report", help="output directory (default report/)")
+    p.add_argument("--recompute", action="store_true", help="recompute every metric from the saved predictions")
+    _metric_flags(p)
+
+    p = sub.add_parser("analyze", help="overlapping scores + categories, or Algorithm 2 correlations (CSV tables)")
+    asub = p.add_subparsers(dest="analysis", required=True, metavar="ANALYSIS")
+    q = asub.add_parser("overlap", help="overlap matrix (Laugros et al. Eq. 1) and K-means categories")
+    q.add_argument("matrix", help="CSV: rows = model trained with a corruption (clean = standard), columns = test set")
+    q.add_argument(
+        "--mode",
+        choices=("ratio", "accuracy"),
+        default="ratio",
+        help="R = acc/acc_clean as in the paper (default) or raw accuracy as the BMVC code",
+    )
+    q.add_argument("--threshold", type=float, default=0.5, help="stop at the first k with mean correlation above it")
+    q.add_argument("--k-max", type=_positive, default=None)
+    q.add_argument("--n-init", type=_positive, default=100, help="K-means restarts (default 100)")
+    q.add_argument("--seed", type=int, default=0)
+    q.add_argument("--out", default="overlap", help="output directory (default overlap/)")
+    q = asub.add_parser("correlation", help="Algorithm 2: mean Pearson r of residual robustness")
+    q.add_argument("synthetic", help="CSV: models × (clean + synthetic corruptions), accuracies")
+    q.add_argument("natural", help="CSV: models × ([clean +] natural-shift benchmarks), accuracies")
+    q.add_argument("--benchmarks", default=None, help="JSON/text list of synthetic benchmarks (default: all columns)")
+    q.add_argument("--categories", default=None, help="with --n/--k: generate benchmarks with Algorithm 1")
+    q.add_argument("--n", type=_positive, default=None)
+    q.add_argument("--k", type=_positive, default=None)
+    q.add_argument("--count", type=_positive, default=1000)
+    q.add_argument("--seed", type=int, default=0)
+    q.add_argument("--out", default=None, help="write the full result as JSON")  # fmt: skip
+    return {"eval": _cmd_eval, "report": _cmd_report, "analyze": _cmd_analyze}

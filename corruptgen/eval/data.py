@@ -1,0 +1,310 @@
+"""Reading a build for evaluation: a local build directory or a Hub dataset repository, through one code path.
+
+Both are a set of WebDataset shards ``data/<subset>/*.tar`` (plus ``manifest.json`` for corruptgen builds). Each
+subset's shards are read with Hugging Face ``datasets`` (``load_dataset("webdataset", data_files=...)``, streaming or
+not) with declared features (images not decoded, JSON kept whole), and images are decoded here with OpenCV.
+Local shards are checked against the manifest's sha256 before evaluation.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tarfile
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+
+from ..errors import CorruptgenError
+
+IMAGE_EXTS = {"jpg", "jpeg", "png", "webp", "bmp", "tif", "tiff", "ppm"}
+_REPO_RE = re.compile(r"^(?:hf://datasets/|hub:)?(?P<repo>[\w.-]+/[\w.-]+)(?:@(?P<rev>[\w./-]+))?$")
+
+
+@dataclass
+class SubsetData:
+    """One subset: its shard files (local paths or ``hf://`` URLs) and what the manifest says about it."""
+
+    name: str
+    files: list[str]
+    relpaths: list[str]
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class EvalSource:
+    """A resolved build: where it is, its manifest (or None) and its subsets."""
+
+    spec: str
+    kind: str  # "local" | "hub"
+    location: str
+    manifest: dict[str, Any] | None
+    subsets: dict[str, SubsetData]
+    streaming: bool
+    checksums: dict[str, str | None] = field(default_factory=dict)
+    verified: bool = False
+
+    @property
+    def benchmark(self) -> str | None:
+        return (self.manifest or {}).get("benchmark")
+
+    def select(self, names: Sequence[str] | str | None, *, clean: bool = True) -> list[SubsetData]:
+        """The named subsets (all by default), plus ``clean`` when present and ``clean`` is true."""
+        if isinstance(names, str):
+            names = [n.strip() for n in names.split(",") if n.strip()]
+        if not names:
+            chosen = list(self.subsets)
+        else:
+            unknown = [n for n in names if n not in self.subsets]
+            if unknown:
+                raise CorruptgenError(f"unknown subset(s) {', '.join(map(repr, unknown))} in {self.spec}; available: "
+                                      f"{', '.join(self.subsets) or 'none'}")  # fmt: skip
+            chosen = list(dict.fromkeys(names))
+        if clean and "clean" in self.subsets and "clean" not in chosen:
+            chosen.insert(0, "clean")
+        if not clean:
+            chosen = [n for n in chosen if n != "clean"] or chosen
+        return [self.subsets[n] for n in sorted(chosen, key=lambda n: (n != "clean", list(self.subsets).index(n)))]
+
+    def provenance(self, selected: Sequence[SubsetData]) -> dict[str, Any]:
+        """Where the data came from: plan id, benchmark and the sha256 of every shard read."""
+        m = self.manifest or {}
+        rels = [r for s in selected for r in s.relpaths]
+        return {"source": self.spec, "kind": self.kind, "location": self.location, "benchmark": m.get("benchmark"),
+                "plan_id": m.get("plan_id"), "build_complete": m.get("complete"), "build_versions": m.get("versions"),
+                "shards": {r: self.checksums.get(r) for r in rels}, "checksums_verified": self.verified,
+                "subsets": [s.name for s in selected]}  # fmt: skip
+
+
+def _sha256(path: str) -> str:
+    from ..io.shards import sha256_file
+
+    return sha256_file(path)
+
+
+def _subsets_from_paths(rels: Sequence[str], to_file) -> dict[str, SubsetData]:
+    out: dict[str, SubsetData] = {}
+    for rel in sorted(rels):
+        parts = rel.split("/")
+        if len(parts) != 3 or parts[0] != "data" or not parts[2].endswith(".tar"):
+            continue
+        sd = out.setdefault(parts[1], SubsetData(parts[1], [], []))
+        sd.files.append(to_file(rel))
+        sd.relpaths.append(rel)
+    return out
+
+
+def _attach_manifest(subsets: dict[str, SubsetData], manifest: dict | None) -> dict[str, str | None]:
+    if not manifest:
+        return {}
+    for name, sd in subsets.items():
+        sd.info = dict((manifest.get("subsets") or {}).get(name, {}))
+    return {rel: rec.get("sha256") for rel, rec in (manifest.get("shards") or {}).items()}
+
+
+def _hub_location(repo: str, revision: str | None):
+    """(filesystem, root path, path → data-file URL) of a Hub dataset repo; tests swap in a local directory."""
+    from huggingface_hub import HfFileSystem
+
+    root = f"datasets/{repo}" + (f"@{revision}" if revision else "")
+    return HfFileSystem(), root, lambda p: f"hf://{p}"
+
+
+def open_source(spec: str | os.PathLike, *, streaming: bool | None = None, revision: str | None = None) -> EvalSource:
+    """Resolve a local build directory or a Hub dataset id (``owner/name[@revision]``, ``hf://datasets/...``)."""
+    text = str(spec)
+    path = Path(text).expanduser()
+    if path.exists():
+        if not path.is_dir():
+            raise CorruptgenError(f"{path} is not a build directory")
+        if not (path / "data").is_dir():
+            builds = sorted(p.name for p in path.iterdir() if (p / "data").is_dir())
+            hint = f"; it holds the builds {', '.join(builds)}: pass one of them" if builds else ""
+            raise CorruptgenError(f"no data/<subset>/*.tar under {path}{hint}")
+        root = path.resolve()
+        rels = [p.relative_to(root).as_posix() for p in (root / "data").glob("*/*.tar")]
+        subsets = _subsets_from_paths(rels, lambda rel: str(root / rel))
+        from ..manifest import load_manifest
+
+        manifest = load_manifest(root)
+        src = EvalSource(text, "local", str(root), manifest, subsets, True if streaming is None else streaming)
+    else:
+        m = _REPO_RE.match(text)
+        if not m:
+            raise CorruptgenError(f"{text} is neither a build directory nor a Hub dataset id (owner/name)")
+        src = _open_hub(text, m["repo"], revision or m["rev"], streaming)
+    src.checksums.update(_attach_manifest(src.subsets, src.manifest))
+    plan_order = [s.get("name") for s in ((src.manifest or {}).get("plan") or {}).get("subsets", [])]
+    if plan_order:  # the plan's order (e.g. Syn2Nat categories) rather than alphabetical
+        rank = {n: i for i, n in enumerate(plan_order)}
+        src.subsets = dict(sorted(src.subsets.items(), key=lambda kv: (rank.get(kv[0], len(rank)), kv[0])))
+    if not src.subsets:
+        raise CorruptgenError(f"no data/<subset>/*.tar shards in {text}")
+    if src.manifest:  # shards the manifest lists but that are not there
+        missing = [rel for rel, rec in src.manifest.get("shards", {}).items()
+                   if rec.get("samples") and rel.split("/")[1] in src.subsets
+                   and rel not in src.subsets[rel.split("/")[1]].relpaths]  # fmt: skip
+        if missing:
+            raise CorruptgenError(f"{text}: shard(s) listed in manifest.json are missing: {', '.join(missing[:5])}")
+    return src
+
+
+def _open_hub(text: str, repo: str, revision: str | None, streaming: bool | None) -> EvalSource:
+    fs, root, to_url = _hub_location(repo, revision)
+    root = root.rstrip("/")
+    try:
+        found = sorted(fs.glob(f"{root}/data/*/*.tar"))
+    except Exception as e:
+        raise CorruptgenError(f"cannot list Hub dataset {repo}: {type(e).__name__}: {e}") from None
+    rels = [p[len(root) + 1 :] if p.startswith(root) else p.split("/data/", 1)[-1] for p in found]
+    rels = [r if r.startswith("data/") else "data/" + r for r in rels]
+    manifest = None
+    try:
+        with fs.open(f"{root}/manifest.json", "rb") as f:
+            manifest = json.loads(f.read())
+    except Exception:  # a Hub repo without a corruptgen manifest is fine
+        manifest = None
+    subsets = _subsets_from_paths(rels, lambda rel: to_url(f"{root}/{rel}"))
+    src = EvalSource(text, "hub", repo + (f"@{revision}" if revision else ""), manifest, subsets, bool(streaming))
+    if not manifest:  # provenance from the Hub's LFS pointers (or the bytes of a local mirror)
+        for rel in rels:
+            try:
+                info = fs.info(f"{root}/{rel}")
+                sha = (info.get("lfs") or {}).get("sha256")
+                url = to_url(f"{root}/{rel}")
+                src.checksums[rel] = sha or (_sha256(url) if os.path.exists(url) else None)
+            except Exception:
+                src.checksums[rel] = None
+    return src
+
+
+def verify_shards(src: EvalSource, selected: Sequence[SubsetData]) -> None:
+    """Hash every selected local shard; compare with the manifest when there is one (clear error on mismatch)."""
+    if src.kind != "local":
+        return
+    for sd in selected:
+        for rel, path in zip(sd.relpaths, sd.files, strict=True):
+            digest = _sha256(path)
+            want = src.checksums.get(rel)
+            if src.manifest and want is not None and digest != want:
+                raise CorruptgenError(f"{rel} does not match its manifest checksum (corrupt or modified shard; "
+                                      f"rebuild it, or check with `corruptgen verify {src.location}`)")  # fmt: skip
+            src.checksums[rel] = digest
+    src.verified = bool(src.manifest)
+
+
+# ---- samples --------------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Sample:
+    """One evaluated sample: its frames (one for an image, T for a sequence) as encoded bytes, JSON and label."""
+
+    subset: str
+    key: str
+    frames: list[bytes]
+    meta: dict[str, Any]
+    label: int
+
+
+def _peek_fields(url: str) -> list[str]:
+    """Field names (extensions) of the first sample of a shard, read from the tar headers only."""
+    import fsspec
+
+    fields: list[str] = []
+    first = None
+    try:
+        with fsspec.open(url, "rb") as f, tarfile.open(fileobj=f, mode="r|*") as tar:
+            for member in tar:
+                base = member.name.rsplit("/", 1)[-1]
+                key, _, ext = base.partition(".")
+                if first is None:
+                    first = key
+                if key != first:
+                    break
+                fields.append(ext)
+    except (OSError, tarfile.TarError, EOFError) as e:
+        raise CorruptgenError(f"cannot read shard {url}: {type(e).__name__}: {e}") from None
+    if not fields:
+        raise CorruptgenError(f"shard {url} holds no samples")
+    return fields
+
+
+def image_fields(fields: Sequence[str]) -> list[str]:
+    """The image fields of a sample, in frame order (``jpg`` or ``000.jpg``, ``001.jpg``, …)."""
+    imgs = [f for f in fields if f.rsplit(".", 1)[-1].lower() in IMAGE_EXTS]
+    return sorted(imgs, key=lambda f: (len(f), f))
+
+
+def subset_dataset(sd: SubsetData, streaming: bool):
+    """The ``datasets`` object reading one subset (IterableDataset when streaming, else an Arrow-backed Dataset)."""
+    import datasets
+    from datasets import Features, Image, Json, Value, load_dataset
+
+    fields = _peek_fields(sd.files[0])
+    imgs = image_fields(fields)
+    if not imgs:
+        raise CorruptgenError(f"subset {sd.name}: samples have no image ({', '.join(fields)})")
+    feats = {"__key__": Value("string"), "__url__": Value("string"), **{f: Image(decode=False) for f in imgs}}
+    if "json" in fields:
+        feats["json"] = Json()
+    if "cls" in fields:
+        feats["cls"] = Value("int64")
+    was_enabled = datasets.is_progress_bar_enabled()
+    datasets.disable_progress_bars()
+    try:
+        ds = load_dataset("webdataset", data_files={"test": list(sd.files)}, split="test", streaming=streaming,
+                          features=Features(feats))  # fmt: skip
+    except Exception as e:
+        raise CorruptgenError(f"cannot read subset {sd.name}: {type(e).__name__}: {str(e).splitlines()[0]}") from None
+    finally:
+        if was_enabled:
+            datasets.enable_progress_bars()
+    return ds, imgs
+
+
+def _rows(ds, batch: int = 32) -> Iterator[dict[str, Any]]:
+    """Examples of a ``datasets`` object. ``.iter`` is used because iterating an IterableDataset inside a DataLoader
+    worker would apply ``datasets``' own split by worker on top of ours."""
+    for b in ds.iter(batch_size=batch):
+        names = list(b)
+        for values in zip(*(b[n] for n in names), strict=True):
+            yield dict(zip(names, values, strict=True))
+
+
+def iter_samples(sd: SubsetData, ds, imgs: Sequence[str], *, limit: int | None = None) -> Iterator[Sample]:
+    """Samples of one subset (frames still encoded)."""
+    for i, ex in enumerate(_rows(ds)):
+        if limit is not None and i >= limit:
+            return
+        meta = ex.get("json") or {}
+        frames = [ex[f]["bytes"] if ex.get(f) else None for f in imgs]
+        if any(b is None for b in frames):
+            raise CorruptgenError(f"sample {ex['__key__']} of subset {sd.name} lacks an image ({', '.join(imgs)})")
+        label = meta.get("label")
+        if label is None:
+            label = ex.get("cls")
+        yield Sample(sd.name, ex["__key__"], frames, meta, -1 if label is None else int(label))
+
+
+def decode_image(data: bytes, where: str = "") -> np.ndarray:
+    """Encoded bytes → HxWx3 uint8 RGB (OpenCV; greyscale is expanded to 3 channels)."""
+    arr = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
+    if arr is None:
+        raise CorruptgenError(f"cannot decode image {where}".strip())
+    return cv2.cvtColor(arr, cv2.COLOR_BGR2RGB)
+
+
+def fit_to(image: np.ndarray, size: int) -> np.ndarray:
+    """Images already ``size``² pass through; others get the ImageNet eval protocol (PIL bilinear Resize(256/224 ·
+    size) + CenterCrop(size))."""
+    if image.shape[0] == size and image.shape[1] == size:
+        return image
+    from ..preprocess import get_preprocess
+
+    return get_preprocess("imagenet").scaled(size)(image)

@@ -1,0 +1,229 @@
+"""PNG plots of evaluation results (matplotlib, Agg backend): per-subset accuracy bars, accuracy vs severity, VCR
+curves with the human curve and the shaded HMRI/MRSI areas, Δv histograms, and the overlap heatmap with categories."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import CorruptgenError
+
+_COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
+           "#17becf")  # fmt: skip
+
+
+def _plt():
+    try:
+        import matplotlib
+    except ImportError:
+        raise CorruptgenError("plots need matplotlib: pip install matplotlib") from None
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _save(fig, path: str | os.PathLike) -> Path:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110, bbox_inches="tight")
+    _plt().close(fig)
+    return path
+
+
+def accuracy_bars(results: Sequence[Mapping[str, Any]], path: str | os.PathLike) -> Path | None:
+    """Horizontal grouped bars: top-1 per subset (rows) for each model; the clean subset first and hatched."""
+    names = list(dict.fromkeys(n for r in results for n in r["metrics"]["subsets"]))
+    if not names:
+        return None
+    plt = _plt()
+    n, m = len(names), len(results)
+    fig, ax = plt.subplots(figsize=(7.5, 1.2 + 0.28 * n * max(1, m) ** 0.5))
+    height = 0.8 / m
+    y = np.arange(n)
+    containers = []
+    for j, r in enumerate(results):
+        rows = r["metrics"]["subsets"]
+        vals = np.array([100 * (rows.get(s, {}).get("top1") or 0.0) for s in names])
+        containers.append(ax.barh(y + (j - (m - 1) / 2) * height, vals, height=height * 0.95,
+                                  color=_COLORS[j % 10], label=r["model"]["name"]))  # fmt: skip
+    ax.legend(fontsize=8, loc="lower right")
+    if "clean" in names:  # hatch the clean reference (after the legend, so its swatches stay plain)
+        for bars in containers:
+            bars[names.index("clean")].set_hatch("//")
+    ax.set_yticks(y, names, fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlim(0, 100)
+    ax.set_xlabel("top-1 accuracy (%)")
+    ax.grid(axis="x", alpha=0.3)
+    ax.set_title(f"Top-1 accuracy per subset — {results[0]['data'].get('benchmark') or results[0]['data']['source']}")
+    return _save(fig, path)
+
+
+def accuracy_vs_severity(results: Sequence[Mapping[str, Any]], path: str | os.PathLike) -> Path | None:
+    """One panel per model: top-1 against severity for each corruption (severity 0 = clean)."""
+    per_model = []
+    for r in results:
+        rows = r["metrics"]["subsets"]
+        lines: dict[str, dict[int, float]] = {}
+        for name, row in rows.items():
+            if row.get("severity") is not None and row.get("top1") is not None and name != "clean":
+                lines.setdefault(row.get("corruption") or name.rsplit("_s", 1)[0], {})[int(row["severity"])] = row[
+                    "top1"
+                ]
+        if lines:
+            per_model.append((r["model"]["name"], lines, rows.get("clean", {}).get("top1")))
+    if not per_model or all(len(pts) < 2 for _, lines, _ in per_model for pts in lines.values()):
+        return None  # no corruption with several severities
+    plt = _plt()
+    from matplotlib.ticker import MaxNLocator
+
+    cols = min(3, len(per_model))
+    nrows = -(-len(per_model) // cols)
+    fig, axes = plt.subplots(nrows, cols, figsize=(5.2 * cols, 4 * nrows), squeeze=False, sharey=True)
+    n_lines = max(len(lines) for _, lines, _ in per_model)
+    cmap = plt.get_cmap("tab10" if n_lines <= 10 else "tab20")
+    for ax, (model, lines, clean) in zip(axes.flat, per_model, strict=False):
+        for i, (corr, pts) in enumerate(sorted(lines.items())):
+            sev = sorted(pts)
+            xs, ys = ([0, *sev], [clean, *(pts[s] for s in sev)]) if clean is not None else (sev, [pts[s] for s in sev])
+            style = {"color": "black", "ls": "--", "marker": "s"} if corr == "defocus_disk" else {
+                "color": cmap(i % 20), "marker": "o"}  # the OpticsBench baseline stands out  # fmt: skip
+            ax.plot(xs, 100 * np.array(ys), ms=3, lw=1.2, alpha=0.9, label=corr, **style)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.set_title(model)
+        ax.set_xlabel("severity (0 = clean)")
+        ax.set_ylim(0, 100)
+        ax.grid(alpha=0.3)
+    for ax in axes.flat[len(per_model) :]:
+        ax.axis("off")
+    axes[0, 0].set_ylabel("top-1 accuracy (%)")
+    fig.tight_layout()
+    handles, labels = axes.flat[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize=7, title="corruption")
+    return _save(fig, path)
+
+
+def vcr_curves(results: Sequence[Mapping[str, Any]], subset: str, path: str | os.PathLike) -> Path | None:
+    """Accuracy (left) and consistency (right) curves s_a, s_p over Δv on one VCR subset, with the per-bin rates
+    (dot size ∝ images). Without human data all models share one row; with human data each model gets a row with the
+    human curve and the areas where humans lead (A^{h>m}, which lowers HMRI) or the model leads (A^{m>h}, MRSI)."""
+    entries = [(r["model"]["name"], r["metrics"].get("vcr", {}).get("subsets", {}).get(subset)) for r in results]
+    entries = [(n, e) for n, e in entries if e]
+    if not entries:
+        return None
+    plt = _plt()
+    with_human = any(e.get("human") for _, e in entries)
+    rows = [[(j, n, e)] for j, (n, e) in enumerate(entries)] if with_human else [list(
+        (j, n, e) for j, (n, e) in enumerate(entries))]  # fmt: skip
+    fig, axes = plt.subplots(len(rows), 2, figsize=(11, 4.0 * len(rows)), squeeze=False, sharey=True)
+    for row_axes, group in zip(axes, rows, strict=True):
+        for ax, prop, title in ((row_axes[0], "a", "accuracy $s_a$"), (row_axes[1], "p", "consistency $s_p$")):
+            for j, model, e in group:
+                _vcr_panel(ax, j, model, e, prop)
+            suffix = f" — {group[0][1]}" if with_human else ""
+            ax.set_title(f"{subset}: {title}{suffix}", fontsize=10)
+            ax.set_xlim(0, 1)
+            ax.set_ylim(0, 1.02)
+            ax.grid(alpha=0.3)
+            ax.legend(fontsize=7, loc="lower left")
+        row_axes[0].set_ylabel("rate")
+    for ax in axes[-1]:
+        ax.set_xlabel("visual change Δv")
+    fig.tight_layout()
+    return _save(fig, path)
+
+
+def _vcr_panel(ax, j: int, model: str, e: Mapping[str, Any], prop: str) -> None:
+    x = np.linspace(0, 1, 101)
+    h = e.get("human")
+    curve = (h or {}).get(f"model_curve_{prop}") or e.get(f"curve_{prop}")
+    if not curve:
+        return
+    color = _COLORS[j % 10]
+    y = np.array(curve["grid"])
+    bins = curve["bins"]
+    pts = [(bx, by, c) for bx, by, c in zip(bins["x"], bins["y"], bins["count"], strict=True) if by is not None]
+    if pts:
+        bx, by, bc = np.array(pts).T
+        ax.scatter(bx, by, s=8 + 40 * bc / bc.max(), color=color, alpha=0.45, lw=0, label=f"{model} per-bin rate")
+    space = " (16-class)" if h else ""
+    ax.plot(x, y, color=color, lw=2, label=f"{model}{space} R̂={curve['R']:.3f}")
+    if h:
+        hy = np.array(h[f"human_curve_{prop}"]["grid"])
+        ax.plot(x, hy, color="black", lw=2, ls="--", label=f"human R̂={h[f'human_R_{prop}']:.3f}")
+        ax.fill_between(
+            x,
+            y,
+            hy,
+            where=hy >= y,
+            interpolate=True,
+            color="#d62728",
+            alpha=0.2,
+            lw=0,
+            label=f"human lead A^(h>m): HMRI={_fmt(h[f'hmri_{prop}'])}",
+        )
+        ax.fill_between(x, y, hy, where=y >= hy, interpolate=True, color="#2ca02c", alpha=0.3, lw=0,
+                        label=f"model lead A^(m>h): MRSI={_fmt(h[f'mrsi_{prop}'])}")  # fmt: skip
+
+
+def _fmt(v: float | None) -> str:
+    return "n/a" if v is None else f"{v:.3f}"
+
+
+def delta_v_histograms(results: Sequence[Mapping[str, Any]], path: str | os.PathLike) -> Path | None:
+    """Δv distribution of each VCR subset (40 bins) with the 20-image coverage threshold."""
+    if not results:
+        return None
+    subsets = results[0]["metrics"].get("vcr", {}).get("subsets", {})
+    subsets = {k: v for k, v in subsets.items() if v.get("delta_v_hist")}
+    if not subsets:
+        return None
+    plt = _plt()
+    cols = min(3, len(subsets))
+    nrows = -(-len(subsets) // cols)
+    fig, axes = plt.subplots(nrows, cols, figsize=(4.6 * cols, 3.2 * nrows), squeeze=False)
+    settings = results[0]["metrics"]["vcr"]["settings"]
+    for ax, (name, e) in zip(axes.flat, subsets.items(), strict=False):
+        counts = np.array(e["delta_v_hist"])
+        edges = np.linspace(0, 1, len(counts) + 1)
+        ax.bar(edges[:-1], counts, width=np.diff(edges), align="edge", color="#1f77b4", edgecolor="white", lw=0.3)
+        ax.axhline(settings["coverage_min"], color="#d62728", ls="--", lw=1, label=f"{settings['coverage_min']} images")
+        ax.set_title(f"{name}: coverage {100 * e['coverage']:.1f}% (n={e['n']})", fontsize=9)
+        ax.set_xlabel("Δv")
+        ax.set_xlim(0, 1)
+        ax.legend(fontsize=7)
+    for ax in axes.flat[len(subsets) :]:
+        ax.axis("off")
+    axes[0, 0].set_ylabel("images")
+    return _save(fig, path)
+
+
+def overlap_heatmap(overlap: np.ndarray, names: Sequence[str], labels: Sequence[int], path: str | os.PathLike) -> Path:
+    """Overlap scores reordered by category, each category framed (the layout of Fig. 2 of seed 000)."""
+    plt = _plt()
+    labels = np.asarray(labels)
+    order = np.argsort(labels, kind="stable")
+    o = np.asarray(overlap)[np.ix_(order, order)]
+    n = len(names)
+    size = max(5.0, 0.22 * n + 2)
+    fig, ax = plt.subplots(figsize=(size + 1, size))
+    im = ax.imshow(o, cmap="viridis", vmin=0, vmax=1)
+    ticks = [names[i] for i in order]
+    ax.set_xticks(range(n), ticks, rotation=90, fontsize=7)
+    ax.set_yticks(range(n), ticks, fontsize=7)
+    sorted_labels = labels[order]
+    start = 0
+    for cat in dict.fromkeys(sorted_labels.tolist()):
+        size_c = int((sorted_labels == cat).sum())
+        ax.add_patch(plt.Rectangle((start - 0.5, start - 0.5), size_c, size_c, fill=False, ec="#ff7f0e", lw=2))
+        ax.text(start + size_c / 2 - 0.5, start - 0.7, f"C{cat + 1}", ha="center", va="bottom", fontsize=8,
+                color="#ff7f0e")  # fmt: skip
+        start += size_c
+    fig.colorbar(im, ax=ax, fraction=0.046, pad=0.04, label="overlapping score")
+    ax.set_title(f"Overlapping scores, {len(set(labels.tolist()))} categories", pad=18)
+    return _save(fig, path)

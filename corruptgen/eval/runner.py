@@ -1,0 +1,376 @@
+"""Run models over a build: stream its shards, decode in DataLoader workers, batch, predict, score, write results.
+
+The data are read once for all models. Per image the top-5 classes and probabilities are kept (one row per frame of
+an ImageNet-P sequence), which is all every metric needs; they are saved as Parquet so ``corruptgen report
+--recompute`` can rescore without the model.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import platform
+import re
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from ..errors import CorruptgenError
+from .data import EvalSource, SubsetData, decode_image, fit_to, iter_samples, open_source, subset_dataset, verify_shards
+from .metrics import MetricOptions, compute_metrics, detect_family
+from .metrics.vcr import map_to_16, probs_to_16
+from .models import DEFAULT_MODEL, EvalModel, load_model
+from .predictions import TOPK, Predictions, build_predictions
+
+RESULTS_FORMAT = 1
+_META_KEYS = ("source_key", "corruption", "category", "severity", "frames", "benchmark")
+_PARAM_KEYS = ("compare", "stride", "difficulty", "delta_v", "vif", "target_delta_v")
+
+
+def _slim(meta: dict[str, Any]) -> dict[str, Any]:
+    out = {k: meta.get(k) for k in _META_KEYS if k in meta}
+    params = meta.get("params") or {}
+    out.update({k: params[k] for k in _PARAM_KEYS if isinstance(params, dict) and k in params})
+    return out
+
+
+def _delta_v(meta: dict[str, Any]) -> float:
+    """Δv of a VCR sample: ``params.delta_v``, else max(0, 1 − ``params.vif``), else NaN."""
+    for key, fn in (("delta_v", float), ("vif", lambda v: max(0.0, 1.0 - float(v)))):
+        if meta.get(key) is not None:
+            try:
+                return fn(meta[key])
+            except (TypeError, ValueError):
+                return math.nan
+    return math.nan
+
+
+class _FrameStream(torch.utils.data.IterableDataset):
+    """Decoded frames of the selected subsets; workers split shards (or samples, when shards are fewer)."""
+
+    def __init__(self, parts: list[tuple[int, SubsetData, Any, list[str]]], size: int, limit: int | None) -> None:
+        super().__init__()
+        self.parts, self.size, self.limit = parts, size, limit
+
+    def __iter__(self):
+        info = torch.utils.data.get_worker_info()
+        w, n = (0, 1) if info is None else (info.id, info.num_workers)
+        for si, sd, ds, imgs in self.parts:
+            stream, mine = ds, None
+            if n > 1:
+                if not hasattr(ds, "n_shards"):  # an Arrow-backed Dataset: split its rows
+                    stream = ds.shard(n, w, contiguous=True) if self.limit is None else ds
+                elif ds.n_shards >= n and self.limit is None:
+                    stream = ds.shard(n, w)
+                if stream is ds:
+                    mine = w
+            described = False
+            for i, sample in enumerate(iter_samples(sd, stream, imgs, limit=self.limit)):
+                if mine is not None and i % n != mine:
+                    continue
+                meta = _slim(sample.meta)
+                source_key, dv = str(meta.get("source_key") or sample.key), _delta_v(meta)
+                for t, data in enumerate(sample.frames):
+                    img = fit_to(decode_image(data, f"{sample.key} ({sd.name})"), self.size)
+                    # the subset's description travels once per worker; per-row fields on every row
+                    yield img, (si, sample.key, t, sample.label, source_key, dv, None if described else meta)
+                    described = True
+
+
+def _collate(batch):
+    images = torch.from_numpy(np.stack([b[0] for b in batch]))
+    return images, [b[1] for b in batch]
+
+
+@dataclass
+class _Collected:
+    top5: list[np.ndarray] = field(default_factory=list)
+    prob5: list[np.ndarray] = field(default_factory=list)
+    pred16_prob: list[np.ndarray] = field(default_factory=list)
+    checked: bool = False
+
+
+def _versions() -> dict[str, str]:
+    out = {"python": platform.python_version()}
+    for name in ("corruptgen", "torch", "numpy", "datasets", "pyarrow", "scipy", "opencv-python-headless"):
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return out
+
+
+def _check_device(device: str) -> None:
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise CorruptgenError(f"--device {device}: CUDA is not available here (use --device cpu)")
+    if not re.match(r"^(cpu|cuda(:\d+)?|mps)$", device):
+        raise CorruptgenError(f"unknown --device {device!r} (cpu, cuda, cuda:N)")
+
+
+def json_safe(obj: Any) -> Any:
+    """Plain JSON types; NaN/inf become None."""
+    if isinstance(obj, dict):
+        return {str(k): json_safe(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [json_safe(v) for v in obj]
+    if isinstance(obj, (np.integer,)):
+        return int(obj)
+    if isinstance(obj, (float, np.floating)):
+        return float(obj) if math.isfinite(obj) else None
+    if isinstance(obj, np.ndarray):
+        return json_safe(obj.tolist())
+    return obj
+
+
+def slug(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.+-]", "_", name)
+
+
+@dataclass
+class EvalRun:
+    """What :func:`evaluate` produced: one results dict (and predictions) per model, and the files written."""
+
+    results: list[dict[str, Any]]
+    predictions: list[Predictions]
+    files: list[Path]
+
+    def summary(self) -> str:
+        lines = []
+        for r in self.results:
+            s = r["metrics"]["summary"]
+            fam = r["metrics"]["family"]
+            parts = [f"{r['model']['name']} on {r['data']['benchmark'] or r['data']['source']} ({fam}):",
+                     f"{r['eval']['images']} images in {r['eval']['seconds']:.1f}s"]  # fmt: skip
+            for key, label in (("clean_top1", "clean top-1"), ("mean_top1", "mean corrupted top-1")):
+                if s.get(key) is not None:
+                    parts.append(f"{label} {100 * s[key]:.2f}%")
+            lines.append(" ".join(parts))
+        return "\n".join(lines)
+
+
+def load_results(path: str | os.PathLike) -> dict[str, Any]:
+    """A corruptgen results file (clear error otherwise)."""
+    try:
+        data = json.loads(Path(path).read_text())
+    except (OSError, ValueError) as e:
+        raise CorruptgenError(f"cannot read results file {path}: {e}") from None
+    if not isinstance(data, dict) or "corruptgen_results" not in data or "metrics" not in data:
+        raise CorruptgenError(f"{path} is not a corruptgen results file")
+    data["_path"] = str(path)
+    return data
+
+
+def evaluate(
+    source: str | os.PathLike | EvalSource,
+    models: Sequence[str | EvalModel] = (DEFAULT_MODEL,),
+    *,
+    subsets: Sequence[str] | str | None = None,
+    clean: bool = True,
+    out: str | os.PathLike | None = None,
+    device: str = "cpu",
+    batch_size: int = 64,
+    workers: int = 0,
+    streaming: bool | None = None,
+    revision: str | None = None,
+    limit: int | None = None,
+    verify: bool = True,
+    predictions: bool = True,
+    report: bool = True,
+    progress: bool = False,
+    options: MetricOptions | None = None,
+) -> EvalRun:
+    """Evaluate ``models`` on a build (a local directory or a Hub dataset id); write results when ``out`` is set.
+
+    Writes ``<out>/results-<model>.json`` (every metric, model and data provenance, versions),
+    ``<out>/predictions-<model>.parquet`` and, with ``report``, ``<out>/report.md`` and ``<out>/plots/*.png``.
+    """
+    _check_device(device)
+    if batch_size < 1 or workers < 0 or (limit is not None and limit < 1):
+        raise CorruptgenError("--batch-size and --limit must be positive and --workers >= 0")
+    options = options or MetricOptions()
+    src = source if isinstance(source, EvalSource) else open_source(source, streaming=streaming, revision=revision)
+    selected = src.select(subsets, clean=clean)
+    if verify:
+        verify_shards(src, selected)
+    nets = [load_model(m, device) for m in (models or [DEFAULT_MODEL])]
+    names = [m.name for m in nets]
+    if len(set(names)) != len(names):
+        raise CorruptgenError(f"two models share a name ({', '.join(names)}); name them with --model NAME=SPEC")
+    size = nets[0].input_size
+    parts = []
+    for si, sd in enumerate(selected):
+        ds, imgs = subset_dataset(sd, src.streaming)
+        parts.append((si, sd, ds, imgs))
+    loader = torch.utils.data.DataLoader(
+        _FrameStream(parts, size, limit), batch_size=batch_size, num_workers=workers, collate_fn=_collate,
+        pin_memory=device.startswith("cuda"), prefetch_factor=4 if workers else None,
+    )  # fmt: skip
+    total = None
+    if src.manifest:
+        counts = [sd.info.get("samples") for sd in selected]
+        total = sum(min(c, limit or c) for c in counts if c) if all(counts) else None
+    bar = _bar(total, progress)
+    collected = [_Collected() for _ in nets]
+    recs: list[tuple] = []
+    metas: dict[int, dict] = {}  # subset index → the JSON (slimmed) of one of its samples
+    t0 = time.perf_counter()
+    try:
+        for images, batch_recs in loader:
+            x = images.to(device, non_blocking=True)
+            labels = np.array([r[3] for r in batch_recs])
+            for net, col in zip(nets, collected, strict=True):
+                _predict(net, x, labels, col)
+            for r in batch_recs:
+                if r[6] is not None:
+                    metas.setdefault(r[0], r[6])
+            recs.extend(r[:6] for r in batch_recs)
+            bar.update(sum(1 for r in batch_recs if r[2] == 0))
+    except CorruptgenError:
+        raise
+    except Exception as e:  # a truncated shard, a worker crash: one clear line
+        raise CorruptgenError(f"reading {src.spec} failed: {type(e).__name__}: {str(e).strip().splitlines()[-1]}"
+                              ) from None  # fmt: skip
+    finally:
+        bar.close()
+    seconds = time.perf_counter() - t0
+    if not recs:
+        raise CorruptgenError(f"no samples in the selected subsets of {src.spec}")
+    subset_info = _subset_info(selected, metas)
+    bench = src.benchmark or _first(metas, "benchmark")
+    results, preds, files = [], [], []
+    out_dir = Path(out) if out is not None else None
+    if out_dir is not None:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    for net, col in zip(nets, collected, strict=True):
+        pred = _assemble(recs, selected, subset_info, col, net, bench)
+        family = detect_family(bench, pred)
+        pred.meta["family"] = family
+        result = {
+            "corruptgen_results": RESULTS_FORMAT,
+            "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "model": net.describe(),
+            "data": {**src.provenance(selected), "family": family, "limit": limit, "subsets_info": subset_info},
+            "eval": {"device": device, "batch_size": batch_size, "workers": workers, "streaming": src.streaming,
+                     "images": len(recs), "seconds": seconds, "images_per_s": len(recs) / seconds if seconds else None},
+            "versions": _versions(),
+            "options": _describe_options(options),
+            "metrics": compute_metrics(pred, family, options),
+            "predictions": None,
+        }  # fmt: skip
+        if out_dir is not None:
+            if predictions:
+                ppath = out_dir / f"predictions-{slug(net.name)}.parquet"
+                pred.to_parquet(ppath)
+                result["predictions"] = ppath.name
+                files.append(ppath)
+            rpath = out_dir / f"results-{slug(net.name)}.json"
+            _write_json(rpath, result)
+            result["_path"] = str(rpath)
+            files.append(rpath)
+        results.append(json_safe(result))
+        preds.append(pred)
+    if out_dir is not None and report:
+        from .report import write_report
+
+        files.extend(write_report(results, out_dir, options=options))
+    return EvalRun(results, preds, files)
+
+
+def _first(metas: dict[int, dict], key: str):
+    return next((m.get(key) for m in metas.values() if m.get(key)), None)
+
+
+def _predict(net: EvalModel, x: torch.Tensor, labels: np.ndarray, col: _Collected) -> None:
+    logits = net(x)
+    c = logits.shape[1]
+    if not col.checked:
+        if net.num_classes is not None and net.num_classes != c:
+            raise CorruptgenError(f"model {net.name} declares {net.num_classes} classes but outputs {c}")
+        col.checked = True
+    if labels.size and labels.max() >= c:
+        raise CorruptgenError(f"label {int(labels.max())} is outside the {c} outputs of model {net.name}: the label "
+                              "spaces do not match (corruptgen builds carry ImageNet-1k indices)")  # fmt: skip
+    probs = logits.softmax(1)
+    p5, i5 = probs.topk(min(TOPK, c), dim=1)
+    i5, p5 = i5.cpu().numpy(), p5.cpu().numpy()
+    if c < TOPK:
+        i5 = np.pad(i5, ((0, 0), (0, TOPK - c)), constant_values=-1)
+        p5 = np.pad(p5, ((0, 0), (0, TOPK - c)))
+    col.top5.append(i5)
+    col.prob5.append(p5)
+    if c == 1000:  # 16-class decisions for VCR's human comparison (kept only for VCR data)
+        col.pred16_prob.append(probs_to_16(probs.cpu().numpy()))
+
+
+def _subset_info(selected: Sequence[SubsetData], metas: dict) -> dict[str, dict[str, Any]]:
+    info: dict[str, dict[str, Any]] = {}
+    for si, sd in enumerate(selected):
+        first = metas.get(si, {})
+        corruption = first.get("corruption", sd.info.get("corruption"))
+        info[sd.name] = {
+            "corruption": None if corruption is None else str(corruption).split("/")[-1],
+            "severity": first.get("severity", sd.info.get("severity")),
+            "category": first.get("category", sd.info.get("category")),
+            "frames": int(first.get("frames") or 1),
+            **{k: first[k] for k in ("compare", "stride", "difficulty") if first.get(k) is not None},
+        }
+    return info
+
+
+def _assemble(recs, selected, subset_info, col: _Collected, net: EvalModel, bench: str | None) -> Predictions:
+    names = [sd.name for sd in selected]
+    si, key, frame, label, source_key, dv = zip(*recs, strict=True)
+    rows: dict[str, Any] = {
+        "subset": [names[i] for i in si],
+        "key": [sys.intern(k) for k in key],
+        "source_key": [sys.intern(k) for k in source_key],
+        "frame": frame,
+        "label": label,
+        "delta_v": dv,
+    }
+    rows["top5"] = np.concatenate(col.top5)
+    rows["prob5"] = np.concatenate(col.prob5)
+    vcr = detect_family(bench) == "vcr" or bool(np.isfinite(np.asarray(rows["delta_v"], dtype=float)).any())
+    with16 = bool(col.pred16_prob) and vcr
+    if with16:
+        rows["pred16"] = map_to_16(rows["top5"][:, 0])
+        rows["pred16_prob"] = np.concatenate(col.pred16_prob)
+    meta = {"benchmark": bench, "model": net.name, "num_classes": net.num_classes}
+    return build_predictions(rows, subset_info, meta, with16).sorted()
+
+
+def _describe_options(options: MetricOptions) -> dict[str, Any]:
+    return {"reference": (options.reference or {}).get("_path"), "human_data": sorted(options.humans or {}),
+            "vcr": options.vcr.to_dict(), "er_beta": options.er_beta, "er_intercept": options.er_intercept,
+            "er_logit": options.er_logit, "accuracy": options.accuracy}  # fmt: skip
+
+
+def _write_json(path: Path, data: dict[str, Any]) -> None:
+    tmp = path.with_name("." + path.name + ".partial")
+    tmp.write_text(json.dumps(json_safe({k: v for k, v in data.items() if not k.startswith("_")}), indent=1) + "\n")
+    os.replace(tmp, path)
+
+
+class _NoBar:
+    def update(self, n: int) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def _bar(total: int | None, enabled: bool):
+    if not enabled:
+        return _NoBar()
+    from tqdm import tqdm
+
+    return tqdm(total=total, unit="sample", desc="eval", dynamic_ncols=True)
