@@ -87,6 +87,6 @@ def test_input_validation(protocol_images):
 
 
 def test_names_shared_by_families_need_a_family():
-    with pytest.raises(UnknownNameError, match="ambiguous.*syn2nat/gaussian_blur"):
+    with pytest.raises(UnknownNameError, match=r"ambiguous.*syn2nat/gaussian_blur"):
         get("gaussian_blur")
     assert get("gaussian_blur", family="syn2nat").family == "syn2nat"

@@ -1,0 +1,298 @@
+"""The human-readable body of a dataset card: one section per template placeholder.
+
+Subsets and counts table, how the data was generated (plan id, seed, preprocessing, checksums, a reproducing
+command), figures, how to load and evaluate it, and the licence section.
+"""
+
+from __future__ import annotations
+
+import statistics
+from typing import Any
+
+from .build import Build
+from .card_yaml import Licence, ScanResult, _walk_hashes
+from .features import SubsetSchema
+from .figures import delta_v_coverage
+
+ASSET_DIR = "images"
+GRID = f"{ASSET_DIR}/sample_grid.png"
+DELTA_V = f"{ASSET_DIR}/delta_v_histogram.png"
+
+
+def _category_names(benchmark: str) -> dict:
+    import importlib
+
+    try:
+        module = importlib.import_module(f"corruptgen.benchmarks.{benchmark.replace('-', '_')}")
+    except ImportError:
+        return {}
+    return getattr(module, "CATEGORY_NAMES", {}) or {}
+
+
+def _human_bytes(n: float) -> str:
+    for unit in ("B", "KB", "MB", "GB", "TB"):
+        if n < 1024 or unit == "TB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n} B"
+
+
+def _subsets_table(build: Build) -> str:
+    cats = _category_names(build.benchmark)
+    rows = ["| subset (config) | corruption | category | severity | samples | shards | size |",
+            "|---|---|---|---|---:|---:|---:|"]  # fmt: skip
+    for name in build.subset_names():
+        s = build.subset(name)
+        cat = s.get("category")
+        cat_text = "" if cat is None else (f"{cat} {cats[cat]}" if cat in cats else str(cat))
+        sev = "" if s.get("severity") is None else str(s["severity"])
+        corr = s.get("corruption") or "— (clean reference)"
+        rows.append(f"| `{name}` | {corr} | {cat_text} | {sev} | {build.samples(name):,} | {len(build.shards(name))} "
+                    f"| {_human_bytes(build.nbytes(name))} |")  # fmt: skip
+    counts = build.manifest.get("counts", {})
+    total = sum(build.samples(n) for n in build.configs())
+    rows.append(f"| **total** | | | | **{total:,}** | {sum(len(build.shards(n)) for n in build.configs())} | "
+                f"{_human_bytes(sum(build.nbytes(n) for n in build.configs()))} |")  # fmt: skip
+    notes = [f"{counts.get('inputs', '?')} source images; {counts.get('skipped_inputs', 0)} skipped (unreadable or "
+             f"too large; listed in `manifest.json`), {counts.get('failed_samples', 0)} failed samples."]  # fmt: skip
+    empty = [n for n in build.subset_names() if n not in build.configs()]
+    if empty:
+        notes.append(f"Subsets without any sample (no config): {', '.join(empty)}.")
+    return "\n".join(rows) + "\n\n" + " ".join(notes)
+
+
+def _source_text(source: dict[str, Any]) -> str:
+    kind = source.get("kind", "?")
+    if kind == "samples":
+        what = "the scikit-image sample photographs (`samples`)"
+    elif kind == "hf":
+        what = f"the Hugging Face dataset `{source.get('name')}`" + (f" (split `{source['split']}`)"
+                                                                    if source.get("split") else "")  # fmt: skip
+    elif kind == "imagefolder":
+        layout = source.get("layout")
+        what = "an image folder" + (f" ({layout} layout)" if layout else "")
+    elif kind == "webdataset":
+        what = "WebDataset shards of clean images"
+    else:
+        what = f"a `{kind}` source"
+    return what
+
+
+def _family_options(plan: dict[str, Any]) -> dict[str, Any]:
+    """The family options recorded in a plan (``family_options``; ``extra`` in early manifests)."""
+    return dict(plan.get("family_options") or plan.get("extra") or {})
+
+
+def _command(build: Build) -> tuple[str, bool]:
+    """The `corruptgen build` command of this build (source path as a placeholder) and whether it was checked to
+    give the recorded plan id (candidates with and without an explicit ``--subsets`` list are tried)."""
+    plan, source = build.plan, build.manifest.get("source") or {}
+    src = plan.get("source") or {}
+    spec = src.get("spec", "samples")
+    kind = source.get("kind", spec.split(":", 1)[0])
+    shown = {"imagefolder": "imagefolder:<path-to-images>", "webdataset": "webdataset:'<path-to-shards>'"}.get(
+        kind, spec
+    )
+    names = [s["name"] for s in plan.get("subsets", []) if s["name"] != "clean"]
+    clean = any(s["name"] == "clean" for s in plan.get("subsets", []))
+    pre = plan.get("preprocess") or {}
+    common: dict[str, Any] = {"limit": src.get("limit"), "image_column": src.get("image_column"),
+                              "label_column": src.get("label_column")}  # fmt: skip
+    flags: list[str] = []
+    if not clean:
+        flags.append("--no-clean")
+    for key, flag in (("limit", "--limit"), ("image_column", "--image-column"), ("label_column", "--label-column")):
+        if common[key]:
+            flags += [flag, str(common[key])]
+    fields = {}
+    for key, flag, default in (("seed", "--seed", 0), ("image_format", "--format", "jpg"), ("quality", "--quality", 85),
+                               ("shard_size", "--shard-size", 1000), ("split", "--split", "test"),
+                               ("max_pixels", "--max-pixels", 100_000_000)):  # fmt: skip
+        if key in plan:
+            fields[key] = plan[key]
+            if plan[key] != default:
+                flags += [flag, str(plan[key])]
+    family = _family_options(plan)
+    for key, value in sorted(family.items()):
+        flag = "--" + key.replace("_", "-")
+        if value is True:
+            flags.append(flag)
+        elif value not in (None, False):
+            flags += [flag, ",".join(map(str, value)) if isinstance(value, (list, tuple)) else str(value)]
+    candidates = []
+    for with_subsets in (False, True):
+        for preprocess, size in ((None, None), (pre.get("name"), None), (None, pre.get("crop")),
+                                 (pre.get("name"), pre.get("crop"))):  # fmt: skip
+            args = list(flags)
+            if with_subsets:
+                args = ["--subsets", ",".join(names), *args]
+            if preprocess:
+                args += ["--preprocess", preprocess]
+            if size:
+                args += ["--size", str(size)]
+            kw = {"subsets": names if with_subsets else None, "preprocess": preprocess, "size": size}
+            candidates.append((args, kw))
+    for args, kw in candidates:
+        try:
+            from ..api import make_plan
+
+            p = make_plan(build.benchmark, source=spec, clean=clean, **common, **kw, **fields, **family)
+        except Exception:
+            continue
+        if p.plan_id == build.manifest.get("plan_id"):
+            return " ".join(["corruptgen", "build", build.benchmark, "--source", shown, *args]), True
+    args = ["--subsets", ",".join(names), *flags] if names else flags
+    return " ".join(["corruptgen", "build", build.benchmark, "--source", shown, *args]), False
+
+
+def _generation(build: Build, scan: ScanResult) -> str:
+    m, plan = build.manifest, build.plan
+    pre = plan.get("preprocess") or {}
+    if pre.get("resize"):
+        resize = f"resize to {pre['resize'][0]}×{pre['resize'][1]}"
+    elif pre.get("resize_short"):
+        resize = f"resize the shorter side to {pre['resize_short']}"
+    else:
+        resize = "no resize"
+    crop = f" + centre crop {pre['crop']}×{pre['crop']}" if pre.get("crop") else ""
+    pre_text = f"`{pre.get('name', '?')}`: {resize}{crop} ({pre.get('library', '?')}, {pre.get('interpolation', '?')})"
+    fmt = plan.get("image_format", "jpg")
+    quality = f", quality {plan.get('quality')}" if fmt in ("jpg", "webp") else ""
+    rows = [
+        "| | |",
+        "|---|---|",
+        f"| plan id | `{m.get('plan_id')}` (sha256 of the plan; the full plan is in `manifest.json`) |",
+        f"| global seed | {plan.get('seed', 0)} — each sample's seed is sha256(seed, benchmark, subset, key) |",
+        f"| source | {_source_text(m.get('source') or {})} |",
+        f"| preprocessing | {pre_text} |",
+        f"| images | `{fmt}`{quality} |",
+        f"| shards | `data/<subset>/{build.split}-NNNNN.tar`, {plan.get('shard_size', '?')} samples each |",
+    ]
+    if _family_options(plan):
+        rows.append(f"| family options | {', '.join(f'`{k}={v}`' for k, v in sorted(_family_options(plan).items()))} |")
+    hashes: dict[str, set[str]] = {}
+    _walk_hashes({k: v for k, v in m.items() if k not in ("shards", "skipped")}, "", hashes)
+    for path, values in sorted({**hashes, **scan.hashes}.items()):
+        shown = ", ".join(f"`{v}`" for v in sorted(values)[:4]) + (" …" if len(values) > 4 else "")
+        rows.append(f"| `{path}` | {shown} |")
+    versions = ", ".join(f"{k} {v}" for k, v in sorted((m.get("versions") or {}).items()))
+    rows.append(f"| versions | {versions} |")
+    command, checked = _command(build)
+    how = "gives the same plan id" if checked else "approximately: the exact plan is in `manifest.json`"
+    return (
+        "\n".join(rows)
+        + f"\n\nReproduce ({how}; with the same source images and library versions the shards are byte-identical, and "
+        "`corruptgen verify .` re-hashes every shard against the sha256 recorded in `manifest.json`):\n\n```bash\n"
+        + command
+        + "\n```"
+    )
+
+
+def _figures(build: Build, scan: ScanResult, assets: dict[str, bytes]) -> str:
+    out = []
+    if GRID in assets:
+        out.append(f"The first source image in one subset per corruption (middle severity where there are several):"
+                   f"\n\n![sample grid]({GRID})")  # fmt: skip
+    if DELTA_V in assets:
+        rows = ["| subset | samples | Δv min | Δv median | Δv max | coverage (40 bins, ≥ 20 each) |",
+                "|---|---:|---:|---:|---:|---:|"]  # fmt: skip
+        for name, values in scan.delta_v.items():
+            rows.append(f"| `{name}` | {len(values):,} | {min(values):.3f} | {statistics.median(values):.3f} | "
+                        f"{max(values):.3f} | {delta_v_coverage(values):.0%} |")  # fmt: skip
+        out.append(f"Measured perceived change Δv = max(0, 1 − VIF) per subset:\n\n![Δv histogram]({DELTA_V})\n\n"
+                   + "\n".join(rows))  # fmt: skip
+    return "\n\n".join(out) if out else "_No images to show._"
+
+
+def _loading(build: Build, repo_id: str | None, schemas: dict[str, SubsetSchema]) -> str:
+    repo = repo_id or "<user>/<repo>"
+    split = build.split
+    default = build.default_config()
+    images = [f for f, k in schemas[default].fields.items() if k == "image"] or ["jpg"]
+    image_field = images[0]
+    image_text = f"`<key>.{images[0]}`" if len(images) == 1 else (
+        f"`<key>.{images[0]}` … `<key>.{images[-1]}` ({len(images)} frames)")  # fmt: skip
+    has_cls = "cls" in schemas[default].fields
+    sample_line = f'row["{image_field}"], row["json"]["params"]' + (', row["cls"]' if has_cls else "")
+    cls_text = " + `<key>.cls` (class index, -1 when unknown)" if has_cls else ""
+    return f"""One config per subset (`{default}`, ...), each with the split `{split}`. Every sample is
+{image_text} + `<key>.json` (key, source key, label, subset, corruption, category, severity, the parameters
+actually drawn, seed, preprocessing, library versions){cls_text}.
+
+```python
+import corruptgen
+
+ds = corruptgen.load("{repo}", subset="{default}")                   # datasets.Dataset
+ds = corruptgen.load("{repo}", subset="{default}", streaming=True)   # datasets.IterableDataset
+row = next(iter(ds))
+{sample_line}
+
+from datasets import load_dataset                                  # the same with datasets alone
+ds = load_dataset("{repo}", "{default}", split="{split}", streaming=True)
+```
+
+The features of every config are declared in this card (`dataset_info`), so `datasets` does not guess them from the
+first samples. Fields whose values have no single type (declared `json`) are read through datasets' `Json` feature,
+which keeps about 10 significant digits of floats; the exact values are in the `.json` member of each sample
+(`webdataset`, `corruptgen.torch_loader`)."""
+
+
+def _evaluation(build: Build, repo_id: str | None) -> str:
+    where = "<local build directory>" if repo_id is None else "DIR"
+    configs = build.configs()
+    example = [n for n in configs if build.subset(n).get("corruption")][:2] or configs[:1]
+    text = f"""With a local copy (`hf download {repo_id or "<user>/<repo>"} --repo-type dataset --local-dir DIR`
+or the build directory itself), `corruptgen.torch_loader` streams float batches (B, 3, H, W) in [0, 1] with labels and
+the per-sample json, sharded over DataLoader workers and nodes:
+
+```python
+import torch, corruptgen
+
+loader = corruptgen.torch_loader("{where}", subsets={example!r}, batch_size=64, num_workers=4)
+correct = total = 0  # model, normalize: your classifier and its input normalisation
+with torch.no_grad():
+    for images, labels, meta in loader:
+        pred = model(normalize(images)).argmax(1)
+        keep = labels >= 0
+        correct += (pred[keep] == labels[keep]).sum().item()
+        total += keep.sum().item()
+print(correct / total)
+```"""
+    options = _eval_options()
+    if options is not None:
+        model = " --model <model>" if "--model" in options else ""
+        text += (f"\n\nThe `corruptgen eval` command computes the benchmark's metrics directly (a local directory or "
+                 f"the Hub repository; see `corruptgen eval --help`):\n\n```bash\ncorruptgen eval "
+                 f"{repo_id or '<build directory>'}{model}\n```")  # fmt: skip
+    return text
+
+
+def _eval_options() -> set[str] | None:
+    """The option strings of ``corruptgen eval`` when the eval package is installed (None otherwise)."""
+    try:
+        import argparse
+
+        from ..cli import _extension_commands, build_parser
+
+        parser = build_parser()
+        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        _extension_commands(sub)
+        eval_parser = sub.choices.get("eval")
+        if eval_parser is None:
+            return None
+        return {opt for action in eval_parser._actions for opt in action.option_strings}
+    except Exception:
+        return None
+
+
+def _licence_section(build: Build, licence: Licence) -> str:
+    text = [licence.text]
+    corruptions = " ".join(str(build.subset(n).get("corruption") or "") for n in build.configs())
+    if "frost" in corruptions:
+        text.append(
+            "The `frost` corruption blends in frost texture images distributed with the ImageNet-C code "
+            "(hendrycks/robustness, also in bethgelab/imagecorruptions); their provenance and licence are not stated "
+            "in any known public source, so treat them as third-party assets of unknown licence."
+        )
+    text.append("The corruptgen code that rendered this dataset is Apache-2.0.")
+    return "\n\n".join(text)
