@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from .errors import CorruptgenError
 
 
-def _positive_int(text: str) -> int:
+def positive_int(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
@@ -31,19 +31,19 @@ def _add_build(sub) -> None:
     )
     p.add_argument("--out", default="corruptgen-out", help="output root; the build goes to <out>/<benchmark>/")
     p.add_argument("--subsets", default=None, help="comma-separated subset names, or 'all' (default: the benchmark's)")
-    p.add_argument("--limit", type=_positive_int, default=None, help="use only the first N source images")
-    p.add_argument("--workers", type=_positive_int, default=1, help="worker processes (output does not depend on it)")
+    p.add_argument("--limit", type=positive_int, default=None, help="use only the first N source images")
+    p.add_argument("--workers", type=positive_int, default=1, help="worker processes (output does not depend on it)")
     p.add_argument("--seed", type=int, default=0, help="global seed (default 0)")
     p.add_argument("--format", dest="image_format", choices=("jpg", "png", "webp"), default="jpg")
     p.add_argument("--quality", type=int, default=85, help="JPEG/WebP quality (default 85)")
-    p.add_argument("--shard-size", type=_positive_int, default=1000, help="samples per shard (default 1000)")
+    p.add_argument("--shard-size", type=positive_int, default=1000, help="samples per shard (default 1000)")
     p.add_argument("--split", default="test", help="split name used in shard file names (default test)")
     p.add_argument("--preprocess", default=None, help="syn2nat | imagenet | resize224 | none (default: the family's)")
     p.add_argument("--image-column", default=None, help="hf: sources: the image column")
     p.add_argument("--label-column", default=None, help="hf: sources: the label column")
-    p.add_argument("--max-pixels", type=_positive_int, default=100_000_000, help="decompression-bomb guard")
+    p.add_argument("--max-pixels", type=positive_int, default=100_000_000, help="decompression-bomb guard")
     p.add_argument("--device", default="cpu", help="cpu or cuda[:N] for corruptions with a batched torch form")
-    p.add_argument("--batch-size", type=_positive_int, default=64, help="batch size of batched corruptions")
+    p.add_argument("--batch-size", type=positive_int, default=64, help="batch size of batched corruptions")
     p.add_argument("--engine", choices=("local", "ray"), default="local", help="run chunk tasks here or on Ray")
     p.add_argument("--address", default=None, help="ray: cluster address ('auto', ray://host:port); default local")
     p.add_argument("--task-cpus", type=float, default=1, help="ray: CPUs per chunk task")
@@ -52,12 +52,12 @@ def _add_build(sub) -> None:
     p.add_argument("--strict", action="store_true", help="exit non-zero if any input is skipped")
     p.add_argument("--overwrite", action="store_true", help="replace a different build in the output directory")
     p.add_argument("--no-progress", dest="progress", action="store_false")
-    p.add_argument("--size", type=_positive_int, default=None, help="output crop size (preprocessing scaled to it)")
+    p.add_argument("--size", type=positive_int, default=None, help="output crop size (preprocessing scaled to it)")
     fam = p.add_argument_group("family options (each benchmark family accepts its own)")
     fam.add_argument("--severities", default=None, help="imagenet-c, opticsbench: e.g. 1,3,5 or 1..5")
     fam.add_argument("--extra", action="store_true", default=None, help="imagenet-c: + the 4 validation corruptions")
     fam.add_argument("--difficulty", type=int, default=None, help="imagenet-p: difficulty 1-3")
-    fam.add_argument("--per-image", type=_positive_int, default=None, help="vcr: samples per source image")
+    fam.add_argument("--per-image", type=positive_int, default=None, help="vcr: samples per source image")
     fam.add_argument("--delta-v", default=None, help="vcr: uniform (target uniform perceived change) or param")
     fam.add_argument("--kernels", default=None, help="opticsbench: kernel stack (.npz or published .pt)")
     fam.add_argument("--compat", default=None, help="opticsbench: reproduce a paper's generation quirks")  # fmt: skip
@@ -185,13 +185,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
 
     p = sub.add_parser("select", help="generate balanced corruption benchmarks (Laugros et al. Algorithm 1)")
-    p.add_argument("--n", type=_positive_int, required=True, help="number of categories represented")
-    p.add_argument("--k", type=_positive_int, required=True, help="representatives per category")
-    p.add_argument("--count", type=_positive_int, default=1000, help="number of distinct benchmarks (default 1000)")
+    p.add_argument("--n", type=positive_int, required=True, help="number of categories represented")
+    p.add_argument("--k", type=positive_int, required=True, help="representatives per category")
+    p.add_argument("--count", type=positive_int, default=1000, help="number of distinct benchmarks (default 1000)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--categories", default=None, help="JSON category file (default: the six Syn2Nat categories)")
     p.add_argument("--substitute", action="store_true", help="run the substitution study and group by std (§5.2)")
-    p.add_argument("--max-substitutions", type=_positive_int, default=None)
+    p.add_argument("--max-substitutions", type=positive_int, default=None)
     p.add_argument("--json", action="store_true", help="print JSON instead of one benchmark per line")
     p.add_argument("--out", default=None, help="write JSON to this file")
 

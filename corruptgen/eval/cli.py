@@ -7,17 +7,8 @@ import json
 import sys
 from pathlib import Path
 
+from ..cli import positive_int
 from ..errors import CorruptgenError
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
-    return value
 
 
 def _metric_flags(p: argparse.ArgumentParser) -> None:
@@ -41,8 +32,10 @@ def _metric_flags(p: argparse.ArgumentParser) -> None:
         default="argmax",
         help="VCR: 1000 → 16 classes by argmax-then-map (default) or mean category probability",
     )
-    g.add_argument("--vcr-bins", type=_positive, default=40, help="VCR: Δv bins M (default 40)")
-    g.add_argument("--vcr-min-per-bin", type=_positive, default=20, help="VCR: minimum images L per bin (default 20)")
+    g.add_argument("--vcr-bins", type=positive_int, default=40, help="VCR: Δv bins M (default 40)")
+    g.add_argument(
+        "--vcr-min-per-bin", type=positive_int, default=20, help="VCR: minimum images L per bin (default 20)"
+    )
     g.add_argument("--vcr-smoothing", type=float, default=1e-4, help="VCR: spline roughness penalty λ (default 1e-4)")
     g.add_argument(
         "--er-beta",
@@ -216,12 +209,12 @@ def add_commands(sub) -> dict:
     p.add_argument("--no-clean", dest="clean", action="store_false", help="do not add the clean reference subset")
     p.add_argument("--out", default=None, help="output directory (default results/<build name>)")
     p.add_argument("--device", default="cpu", help="cpu or cuda[:N]")
-    p.add_argument("--batch-size", type=_positive, default=64)
+    p.add_argument("--batch-size", type=positive_int, default=64)
     p.add_argument("--workers", type=int, default=0, help="DataLoader worker processes decoding images (default 0)")
     p.add_argument("--streaming", action="store_true", default=None, help="stream Hub shards instead of downloading")
     p.add_argument("--no-streaming", action="store_true", help="local builds: load through an Arrow cache instead")
     p.add_argument("--revision", default=None, help="Hub revision (branch, tag or commit)")
-    p.add_argument("--limit", type=_positive, default=None, help="only the first N samples of each subset")
+    p.add_argument("--limit", type=positive_int, default=None, help="only the first N samples of each subset")
     p.add_argument("--no-verify", dest="verify", action="store_false", help="skip the shard checksum check")
     p.add_argument("--no-predictions", dest="predictions", action="store_false", help="do not save predictions")
     p.add_argument("--no-report", dest="report", action="store_false", help="no report.md / plots")
@@ -245,8 +238,8 @@ def add_commands(sub) -> dict:
         help="R = acc/acc_clean as in the paper (default) or raw accuracy as the BMVC code",
     )
     q.add_argument("--threshold", type=float, default=0.5, help="stop at the first k with mean correlation above it")
-    q.add_argument("--k-max", type=_positive, default=None)
-    q.add_argument("--n-init", type=_positive, default=100, help="K-means restarts (default 100)")
+    q.add_argument("--k-max", type=positive_int, default=None)
+    q.add_argument("--n-init", type=positive_int, default=100, help="K-means restarts (default 100)")
     q.add_argument("--seed", type=int, default=0)
     q.add_argument("--out", default="overlap", help="output directory (default overlap/)")
     q = asub.add_parser("correlation", help="Algorithm 2: mean Pearson r of residual robustness")
@@ -254,9 +247,9 @@ def add_commands(sub) -> dict:
     q.add_argument("natural", help="CSV: models × ([clean +] natural-shift benchmarks), accuracies")
     q.add_argument("--benchmarks", default=None, help="JSON/text list of synthetic benchmarks (default: all columns)")
     q.add_argument("--categories", default=None, help="with --n/--k: generate benchmarks with Algorithm 1")
-    q.add_argument("--n", type=_positive, default=None)
-    q.add_argument("--k", type=_positive, default=None)
-    q.add_argument("--count", type=_positive, default=1000)
+    q.add_argument("--n", type=positive_int, default=None)
+    q.add_argument("--k", type=positive_int, default=None)
+    q.add_argument("--count", type=positive_int, default=1000)
     q.add_argument("--seed", type=int, default=0)
     q.add_argument("--out", default=None, help="write the full result as JSON")  # fmt: skip
     return {"eval": _cmd_eval, "report": _cmd_report, "analyze": _cmd_analyze}

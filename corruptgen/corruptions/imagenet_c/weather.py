@@ -135,6 +135,18 @@ _WATER = np.array([175 / 255.0, 238 / 255.0, 238 / 255.0], dtype=np.float32)  # 
 _MUD = np.array([63 / 255.0, 42 / 255.0, 20 / 255.0], dtype=np.float32)  # brown
 
 
+def water_relief(liquid8: np.ndarray) -> np.ndarray:
+    """The reference's water relief of a uint8 liquid layer: embossed, equalised, blurred distance to its Canny
+    edges (capped at 20) — float32, to be multiplied by the layer (ImageNet-C spatter mode 0; ImageNet-P spatter)."""
+    dist = 255 - cv2.Canny(liquid8, 50, 150)
+    dist = cv2.distanceTransform(dist, cv2.DIST_L2, 5)
+    _, dist = cv2.threshold(dist, 20, 20, cv2.THRESH_TRUNC)
+    dist = cv2.blur(dist, (3, 3)).astype(np.uint8)
+    dist = cv2.equalizeHist(dist)
+    dist = cv2.filter2D(dist, cv2.CV_8U, _EMBOSS)
+    return cv2.blur(dist, (3, 3)).astype(np.float32)
+
+
 def spatter(x: np.ndarray, loc: float, scale: float, sigma: float, threshold: float, intensity: float, mode: int,
             rng: np.random.Generator | None = None, *, field: np.ndarray | None = None) -> np.ndarray:  # fmt: skip
     """Liquid splashes from a blurred, thresholded ``N(loc, scale)`` field (``field``, else drawn).
@@ -150,14 +162,7 @@ def spatter(x: np.ndarray, loc: float, scale: float, sigma: float, threshold: fl
     liquid[liquid < threshold] = 0
     if mode == 0:
         liquid8 = (liquid * 255).astype(np.uint8)
-        dist = 255 - cv2.Canny(liquid8, 50, 150)
-        dist = cv2.distanceTransform(dist, cv2.DIST_L2, 5)
-        _, dist = cv2.threshold(dist, 20, 20, cv2.THRESH_TRUNC)
-        dist = cv2.blur(dist, (3, 3)).astype(np.uint8)
-        dist = cv2.equalizeHist(dist)
-        dist = cv2.filter2D(dist, cv2.CV_8U, _EMBOSS)
-        dist = cv2.blur(dist, (3, 3)).astype(np.float32)
-        m = liquid8 * dist
+        m = liquid8 * water_relief(liquid8)
         peak = m.max()
         if peak > 0:
             m /= peak

@@ -8,11 +8,11 @@ pure: the randomness lives in the callers.
 
 from __future__ import annotations
 
-import cv2
 import numpy as np
 from scipy.ndimage import zoom as _scizoom
 
 from ..imagenet_c import motion_blur
+from ..imagenet_c.weather import water_relief
 
 
 def magick_motion_blur(image: np.ndarray, radius: float, sigma: float, angles: np.ndarray) -> np.ndarray:
@@ -37,7 +37,6 @@ def clipped_zoom(image: np.ndarray, zoom_factor: float) -> np.ndarray:
 
 
 _WATER_BGR = np.array([175, 238, 238], dtype=np.float64) / 255.0  # "pale turquoise", in the array's channel order
-_EMBOSS = np.array([[-2, -1, 0], [-1, 1, 1], [0, 1, 2]], dtype=np.float32)
 
 
 def spatter_water(x: np.ndarray, liquid: np.ndarray, intensity: float) -> np.ndarray:
@@ -47,14 +46,7 @@ def spatter_water(x: np.ndarray, liquid: np.ndarray, intensity: float) -> np.nda
     ``intensity``; the result ``clip(x + m · colour, 0, 1)`` (float64, not yet ×255). A layer without any liquid
     leaves the image unchanged (the reference divides 0 by 0 there).
     """
-    dist = 255 - cv2.Canny(liquid, 50, 150)
-    dist = cv2.distanceTransform(dist, cv2.DIST_L2, 5)
-    _, dist = cv2.threshold(dist, 20, 20, cv2.THRESH_TRUNC)
-    dist = cv2.blur(dist, (3, 3)).astype(np.uint8)
-    dist = cv2.equalizeHist(dist)
-    dist = cv2.filter2D(dist, cv2.CV_8U, _EMBOSS)
-    dist = cv2.blur(dist, (3, 3)).astype(np.float32)
-    m = liquid * dist
+    m = liquid * water_relief(liquid)
     peak = float(m.max())
     m = m / peak * intensity if peak > 0 else np.zeros_like(m)
     return np.clip(x + m[..., None] * _WATER_BGR, 0, 1)
