@@ -40,7 +40,8 @@ def test_selection_and_plan_identity():
     plan = make_plan("opticsbench", kernels=str(STACK))
     assert names(plan) == ["clean", *MAIN] and plan.preprocess.name == "imagenet" and plan.quality == 85
     opts = dict(plan.subset("coma_s3").options)
-    assert opts == {"severity": 3, "kernels": str(STACK.resolve()), "kernels_sha256": oc.load_stack(str(STACK))[1]["sha256"],
+    sha = oc.load_stack(str(STACK))[1]["sha256"]
+    assert opts == {"severity": 3, "kernels": str(STACK.resolve()), "kernels_sha256": sha,
                     "padding": "zero", "quantize": "round", "choice": "rng"}  # fmt: skip
     assert plan.subset("coma_s3").corruption == "optics/coma" and plan.subset("coma_s3").severity == 3
     plan = make_plan("opticsbench", kernels=str(STACK), subsets="coma,defocus_disk,trefoil_s5", severities="1,5",

@@ -1,4 +1,5 @@
-"""``corruptgen vif CLEAN CORRUPTED [--pixel]``: VIF and VCR's perceived change Δv of one image pair."""
+"""``corruptgen vif CLEAN CORRUPTED [--pixel]``: VIF and VCR's perceived change Δv of one image pair;
+``corruptgen coverage BUILD``: the per-subset Δv coverage of a build (VCR §4.1)."""
 
 from __future__ import annotations
 
@@ -22,7 +23,34 @@ def add_commands(sub) -> dict:
     p.add_argument("--pixel", action="store_true", help="pixel-domain VIF-P (sewar/Sheikh) instead: NOT VCR's VIF")
     p.add_argument("--float32", action="store_true", help="compute in float32 (faster, ~1e-4 from float64)")
     p.add_argument("--device", default="cpu", help="cpu or cuda[:N]")
-    return {"vif": _cmd_vif}
+    _add_coverage(sub)
+    return {"vif": _cmd_vif, "coverage": _cmd_coverage}
+
+
+def _add_coverage(sub) -> None:
+    p = sub.add_parser(
+        "coverage",
+        help="per-subset delta_v coverage of a build (40 equal bins, covered with >= 20 images) + histogram PNG",
+        description="Reads every corrupted subset of a build directory and reports how its perceived change "
+        "delta_v = max(0, 1 - VIF) covers [0, 1]: 40 equal bins, a bin is covered when it holds at least 20 images "
+        "(VCR, Shen et al. WACV 2025, section 4.1). Samples that store delta_v (VCR builds) are read as they are; "
+        "for the others (e.g. an ImageNet-C build) delta_v is computed against the clean subset's image with the "
+        "same source_key.",
+    )
+    p.add_argument("directory", help="build directory (the one holding data/ and manifest.json)")
+    p.add_argument("--subsets", default=None, help="comma-separated subsets (default: every corrupted subset)")
+    p.add_argument(
+        "--by",
+        choices=("subset", "corruption"),
+        default="subset",
+        help="one row per subset (default) or per corruption (pools e.g. ImageNet-C's 5 severities)",
+    )
+    p.add_argument("--bins", type=int, default=40, help="equal delta_v bins on [0, 1] (default 40)")
+    p.add_argument("--min-count", type=int, default=20, help="images for a bin to count as covered (default 20)")
+    p.add_argument("--plot", default=None, help="histogram PNG path (default: <directory>/delta_v_coverage.png)")
+    p.add_argument("--no-plot", action="store_true", help="do not write the histogram PNG")
+    p.add_argument("--json", default=None, help="also write the table (with per-bin counts) as JSON to this path")
+    p.add_argument("--device", default="cpu", help="cpu or cuda[:N] for computing missing delta_v")
 
 
 def _read(path: str, role: str) -> np.ndarray:
@@ -67,4 +95,27 @@ def _cmd_vif(args) -> int:
     value = measure(clean, corrupted, device=device, dtype=dtype)
     print(f"{'VIF-P' if args.pixel else 'VIF'}: {value:.6f}")
     print(f"delta_v: {max(0.0, 1.0 - value):.6f}")
+    return 0
+
+
+def _cmd_coverage(args) -> int:
+    import json
+    import sys
+
+    from .coverage import format_table, plot, scan
+
+    names = None
+    if args.subsets is not None:
+        names = [n.strip() for n in args.subsets.split(",") if n.strip()]
+        if not names:
+            raise CorruptgenError("--subsets is empty")
+    rows = scan(args.directory, subsets=names, by=args.by, bins=args.bins, min_count=args.min_count, device=args.device,
+                progress=lambda name: print(f"reading {name} ...", file=sys.stderr))  # fmt: skip
+    print(format_table(rows))
+    if not args.no_plot:
+        target = Path(args.plot) if args.plot else Path(args.directory) / "delta_v_coverage.png"
+        print(f"histograms: {plot(rows, target, title=str(Path(args.directory).resolve().name))}")
+    if args.json:
+        Path(args.json).write_text(json.dumps([r.to_dict() for r in rows], indent=1) + "\n")
+        print(f"json: {args.json}")
     return 0

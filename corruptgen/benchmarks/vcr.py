@@ -1,0 +1,119 @@
+"""VCR (Shen et al., WACV 2025): 14 corruptions whose perceived change Δv is uniform on [0, 1], with Δv on every sample.
+
+One subset per corruption (``gaussian_noise``, ..., ``uniform_noise``; see :mod:`corruptgen.corruptions.vcr`), each
+running ``vcr/<name>`` on the ``imagenet`` preprocessing (Resize 256 + CenterCrop 224: the 224 px the models see).
+Family options: ``per_image`` (samples per source image, default 1; each has its own seed and target) and
+``delta_v`` (``uniform``: per-image search towards a uniform target, default; ``param``: the paper's uniform
+parameter sampling, Algorithm 1). Every VCR subset also receives the build's ``image_format`` and ``quality``, so Δv is
+measured on the images exactly as they are stored (see :meth:`VCR.plan`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from ..corruptions.vcr import CATEGORY, CATEGORY_NAMES, DELTA_V_MODES, NAMES
+from ..errors import CorruptgenError
+from ..plan import Plan, Subset
+from .base import CLEAN, Benchmark, register_benchmark, split_names, unknown_subset
+
+__all__ = ["CATEGORY_NAMES", "CITE", "VCR", "vcr"]
+
+CITE = ("H. Shen, M. Hu, K. Czarnecki, L. Marsso, M. Chechik. Assessing Visually-Continuous Corruption Robustness of "
+        "Neural Networks Relative to Human Performance. WACV 2025 (arXiv:2402.19401).")  # fmt: skip
+
+
+def _per_image(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise CorruptgenError(f"--per-image must be a positive integer, got {value!r}")
+    return value
+
+
+def _mode(value: Any) -> str:
+    mode = value.strip().lower() if isinstance(value, str) else value
+    if mode not in DELTA_V_MODES:
+        raise CorruptgenError(f"--delta-v must be one of {', '.join(DELTA_V_MODES)}, got {value!r}")
+    return mode
+
+
+@dataclass(frozen=True)
+class VCR(Benchmark):
+    """VCR: ``select(names, per_image=None, delta_v=None)``.
+
+    ``names``: ``None`` or ``"all"`` (the 14 corruptions) or corruption names. ``per_image``: samples per input
+    (keys ``<key>_<j:03d>``), default 1. ``delta_v``: ``uniform`` (default) or ``param``.
+    """
+
+    def family_options(self, options: dict[str, Any]) -> dict[str, Any]:
+        out = super().family_options(options)
+        if "per_image" in out:
+            out["per_image"] = _per_image(out["per_image"])
+            if out["per_image"] == 1:  # the default: same plan id as leaving it out
+                del out["per_image"]
+        if "delta_v" in out:
+            out["delta_v"] = _mode(out["delta_v"])
+            if out["delta_v"] == "uniform":
+                del out["delta_v"]
+        return out
+
+    def select(
+        self, names: str | Sequence[str] | None, per_image: Any = None, delta_v: Any = None, **unknown: Any
+    ) -> tuple[Subset, ...]:
+        if unknown:
+            flags = ", ".join("--" + k.replace("_", "-") for k in unknown)
+            raise CorruptgenError(f"{self.name} takes no option {flags}")
+        n = 1 if per_image is None else _per_image(per_image)
+        mode = "uniform" if delta_v is None else _mode(delta_v)
+        if names is None:
+            wanted = list(self.default_subsets)
+        else:
+            tokens = split_names(names)
+            if not tokens:
+                raise CorruptgenError("--subsets is empty")
+            wanted = []
+            for token in tokens:
+                if token == "all":
+                    wanted.extend(NAMES)
+                elif token in self.subsets:
+                    wanted.append(token)
+                else:
+                    raise unknown_subset(token, [*self.subsets, "all"], self.name)
+        chosen = []
+        for name in dict.fromkeys(wanted):
+            subset = self.subsets[name]
+            if subset.corruption is not None:
+                subset = dataclasses.replace(subset, per_input=n, options=(("delta_v", mode),))
+            chosen.append(subset)
+        return tuple(chosen)
+
+    def plan(self, **kwargs: Any) -> Plan:
+        """The base plan, with the build's codec added to every VCR subset's options (``image_format``,
+        ``quality``): the corruption measures Δv between the clean and the corrupted image after the same
+        encode → decode as the shards, so the stored ``delta_v`` is the Δv of the stored pair."""
+        plan = super().plan(**kwargs)
+        codec = (("image_format", plan.image_format), ("quality", plan.quality))
+        subsets = tuple(
+            dataclasses.replace(s, options=(*s.options, *codec)) if s.corruption else s for s in plan.subsets
+        )
+        return dataclasses.replace(plan, subsets=subsets)
+
+
+@register_benchmark("vcr")
+@cache
+def vcr() -> VCR:
+    """14 subsets (one per corruption) + clean, all by default."""
+    subsets = {"clean": CLEAN}
+    for name in NAMES:
+        subsets[name] = Subset(name=name, corruption=f"vcr/{name}", category=CATEGORY[name])
+    return VCR(
+        name="vcr",
+        title="VCR (visually-continuous corruptions, uniform Δv)",
+        cite=CITE,
+        subsets=subsets,
+        default_subsets=NAMES,
+        preprocess="imagenet",
+    )

@@ -1,0 +1,124 @@
+"""VCR: 14 continuous corruptions whose perceived change Δv = max(0, 1 − VIF) is uniform on [0, 1].
+
+Shen, Hu, Czarnecki, Marsso, Chechik, "Assessing Visually-Continuous Corruption Robustness of Neural Networks
+Relative to Human Performance", WACV 2025 (spec ``vcr.md``). Importing this package registers ``vcr/<name>`` for the
+14 corruptions of :data:`~.domains.NAMES`::
+
+    fn(image, rng, *, delta_v="uniform", image_format="jpg", quality=85) -> (image, params)
+
+``delta_v="uniform"`` (default) draws a target Δv from ``rng`` and searches this image's strength so that the stored
+image meets it (:mod:`.search`); ``delta_v="param"`` is the paper's Algorithm 1 sampling (uniform strength, Δv only
+measured). Either way Δv and VIF are measured between the clean and the corrupted image AS STORED: both encoded with
+``image_format``/``quality`` (the build's codec, which the benchmark passes in) and decoded. ``params`` holds the
+strength, the operation's parameters, ``vif``, ``delta_v``, ``target_delta_v`` (``None`` in param mode), the
+reachable range and the number of VIF evaluations.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ...plan import IMAGE_FORMATS
+from ...quality.steerable import MIN_SIZE
+from ..registry import Corruption, Params, register
+from .domains import DOMAINS, NAMES, Domain, poisson_quantile, smooth_disk
+from .search import Outcome, Scorer, find_strength, one_torch_thread, sample_strength, stored
+
+FAMILY = "vcr"
+CITE = "Shen et al., WACV 2025 (VCR); corruptions from ImageNet-C, Albumentations and Geirhos et al. 2018"
+DELTA_V_MODES = ("uniform", "param")
+
+#: Groups by visual effect (the paper's Fig. 8 classes of similar corruptions).
+CATEGORY_NAMES: dict[int, str] = {1: "noise", 2: "blur", 3: "lighting and weather", 4: "colour"}
+CATEGORY: dict[str, int] = {
+    **dict.fromkeys(("shot_noise", "impulse_noise", "gaussian_noise", "uniform_noise"), 1),
+    **dict.fromkeys(("glass_blur", "gaussian_blur", "defocus_blur", "motion_blur", "blur", "median_blur"), 2),
+    **dict.fromkeys(("brightness", "frost"), 3),
+    **dict.fromkeys(("hue_saturation_value", "color_jitter"), 4),
+}
+
+__all__ = [
+    "CATEGORY", "CATEGORY_NAMES", "DELTA_V_MODES", "DOMAINS", "FAMILY", "NAMES", "Domain", "Outcome", "Scorer",
+    "corrupt", "find_strength", "one_torch_thread", "poisson_quantile", "sample_strength", "smooth_disk", "stored",
+]  # fmt: skip
+
+
+def _check_options(name: str, delta_v: Any, image_format: Any, quality: Any) -> None:
+    if delta_v not in DELTA_V_MODES:
+        raise ValueError(f"{FAMILY}/{name}: delta_v must be one of {', '.join(DELTA_V_MODES)}, got {delta_v!r}")
+    if image_format not in IMAGE_FORMATS:
+        formats = ", ".join(IMAGE_FORMATS)
+        raise ValueError(f"{FAMILY}/{name}: image_format must be one of {formats}, got {image_format!r}")
+    if isinstance(quality, bool) or not isinstance(quality, (int, np.integer)) or not 1 <= quality <= 100:
+        raise ValueError(f"{FAMILY}/{name}: quality must be an integer in 1..100, got {quality!r}")
+
+
+def corrupt(
+    name: str,
+    image: np.ndarray,
+    rng: np.random.Generator,
+    *,
+    delta_v: str = "uniform",
+    image_format: str = "jpg",
+    quality: int = 85,
+) -> tuple[np.ndarray, Params]:
+    """Corrupt one HxWx3 uint8 image with ``vcr/<name>`` (see the module docstring); returns (image, params).
+
+    Draw order from ``rng``: one uniform (the target quantile, or the strength in param mode), then the corruption's
+    field. Images must be at least 72 px a side (VIF's 4-level pyramid).
+    """
+    domain = DOMAINS[name]
+    _check_options(name, delta_v, image_format, quality)
+    h, w = image.shape[:2]
+    if min(h, w) < MIN_SIZE:
+        raise ValueError(f"{FAMILY}/{name}: Δv needs images of at least {MIN_SIZE}x{MIN_SIZE} px, got {w}x{h}")
+    v = float(rng.random())
+    fld = domain.make_field(rng, image)
+    with one_torch_thread():
+        scorer = Scorer(image, image_format, int(quality))
+        if delta_v == "uniform":
+            out = find_strength(domain, image, fld, scorer, v)
+        else:
+            s = sample_strength(domain, v)
+            result = domain.apply(image, s, fld)
+            vif = float(scorer.vif([result])[0])
+            out = Outcome(result, s, vif, max(0.0, 1.0 - vif), evaluations=scorer.evaluations)
+    params: Params = {
+        "strength": out.strength,
+        **domain.params(out.strength, fld),
+        "vif": out.vif,
+        "delta_v": out.delta_v,
+        "target_delta_v": out.target,
+        "delta_v_mode": delta_v,
+        "reachable_delta_v": None if out.reachable is None else [out.reachable[0], out.reachable[1]],
+        "evaluations": out.evaluations,
+        "stored_as": f"{image_format}" if image_format == "png" else f"{image_format} q{int(quality)}",
+    }
+    return out.image, params
+
+
+def _make_fn(name: str):
+    def fn(image: np.ndarray, rng: np.random.Generator, **options: Any) -> tuple[np.ndarray, Params]:
+        unknown = sorted(set(options) - {"delta_v", "image_format", "quality"})
+        if unknown:
+            raise TypeError(f"{FAMILY}/{name}: unexpected options {unknown}; known: delta_v, image_format, quality")
+        return corrupt(name, image, rng, **options)
+
+    fn.__name__ = name
+    fn.__doc__ = f"``vcr/{name}``: {DOMAINS[name].mapping}."
+    return fn
+
+
+def _register_all() -> None:
+    for name in NAMES:
+        d = DOMAINS[name]
+        register(Corruption(
+            name=name, family=FAMILY, fn=_make_fn(name), params={"strength": [0.0, 1.0], **d.domain},
+            category=CATEGORY[name], cite=CITE, reference=f"{d.source}: {d.reference}",
+            fidelity=f"continuous strength s ∈ [0, 1]: {d.mapping}",
+        ))  # fmt: skip
+
+
+_register_all()

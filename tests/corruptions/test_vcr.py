@@ -1,0 +1,194 @@
+"""VCR corruptions on real photos: registry, monotone Δv in the strength, the uniform-Δv search, param mode,
+determinism, stored-image Δv and bad input (spec vcr.md; Shen et al. WACV 2025)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import skimage.data
+from scipy import stats
+
+from corruptgen.corruptions import get, list_corruptions
+from corruptgen.corruptions.vcr import (
+    DOMAINS,
+    NAMES,
+    Scorer,
+    corrupt,
+    one_torch_thread,
+    poisson_quantile,
+    smooth_disk,
+    stored,
+)
+from corruptgen.preprocess import get_preprocess
+from corruptgen.quality import vif
+
+PAPER_ORDER = ("shot_noise", "impulse_noise", "gaussian_noise", "glass_blur", "gaussian_blur", "defocus_blur",
+               "motion_blur", "brightness", "frost", "blur", "median_blur", "hue_saturation_value", "color_jitter",
+               "uniform_noise")  # fmt: skip
+CONTINUOUS = tuple(n for n in NAMES if DOMAINS[n].levels is None)
+DISCRETE = tuple(n for n in NAMES if DOMAINS[n].levels is not None)
+
+
+@pytest.fixture(scope="module")
+def photos() -> list[np.ndarray]:
+    """astronaut, chelsea, coffee, rocket after the VCR benchmark's preprocessing (Resize 256 + CenterCrop 224)."""
+    pre = get_preprocess("imagenet")
+    return [pre(getattr(skimage.data, n)()) for n in ("astronaut", "chelsea", "coffee", "rocket")]
+
+
+def test_registry_has_the_14_corruptions():
+    assert NAMES == PAPER_ORDER
+    assert [c.name for c in list_corruptions("vcr")] == list(PAPER_ORDER)
+    for name in NAMES:
+        c = get(f"vcr/{name}")
+        assert c.family == "vcr" and c.category in (1, 2, 3, 4) and c.params["strength"] == [0.0, 1.0]
+        assert c.reference and c.fidelity.startswith("continuous strength")
+    assert DISCRETE == ("blur", "median_blur")
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_delta_v_is_monotone_in_the_strength(name, photos):
+    """Δv of the stored image for a fixed field rises with s from 0 (identity) to near destruction. Tolerated dips:
+    JPEG and 8-bit rounding wiggles (0.02) and, for colour jitter, the last steps before a flat image (0.05)."""
+    d = DOMAINS[name]
+    us = np.linspace(0.0, 1.0, 9)
+    tol = 0.05 if name == "color_jitter" else 0.02
+    with one_torch_thread():
+        for i, img in enumerate(photos[:3] if name not in ("blur", "median_blur") else photos[:2]):
+            fld = d.make_field(np.random.default_rng(i), img)
+            dv = 1.0 - Scorer(img).vif([d.apply(img, d.strength(u), fld) for u in us])
+            if d.zero_is_clean:
+                assert dv[0] < 1e-9
+            else:
+                assert dv[0] > 0.3  # Geirhos' grey, contrast-0.3 image is itself a change
+            assert (np.maximum.accumulate(dv) - dv).max() <= tol, dv.round(3)
+            assert dv[-1] - dv[0] > 0.4 and dv[-1] > 0.85, dv.round(3)
+
+
+def test_strength_zero_is_the_clean_image_and_one_destroys(photos):
+    img = photos[0]
+    for name in NAMES:
+        d = DOMAINS[name]
+        fld = d.make_field(np.random.default_rng(0), img)
+        if d.zero_is_clean:
+            assert np.array_equal(d.apply(img, 0.0, fld), img), name
+        out = d.apply(img, 1.0, fld)
+        assert out.dtype == np.uint8 and out.shape == img.shape, name
+
+
+def test_uniform_mode_hits_its_targets(photos):
+    """Continuous corruptions: |Δv − target| ≤ 0.02 for ≥ 95 % of samples (measured on the stored images)."""
+    errors, evaluations = [], []
+    for name in CONTINUOUS:
+        for i, img in enumerate(photos[:2]):
+            _, p = corrupt(name, img, np.random.default_rng(100 + i))
+            assert p["delta_v_mode"] == "uniform" and p["stored_as"] == "jpg q85"
+            lo, hi = p["reachable_delta_v"]
+            assert 0.0 <= lo <= p["target_delta_v"] <= 1.0 and lo <= hi <= 1.0
+            if p["target_delta_v"] >= hi:  # beyond this image's reach: the strongest corruption, s = 1
+                assert p["strength"] == 1.0 and p["delta_v"] == hi and p["evaluations"] <= 2
+                continue
+            errors.append(abs(p["delta_v"] - p["target_delta_v"]))
+            evaluations.append(p["evaluations"])
+    assert len(errors) >= 0.8 * 2 * len(CONTINUOUS)
+    errors = np.array(errors)
+    assert (errors <= 0.02).mean() >= 0.95, errors.round(3)
+    assert np.median(errors) <= 0.005 and max(evaluations) <= 1 + 8 * 4
+
+
+@pytest.mark.parametrize("name", DISCRETE)
+def test_discrete_corruptions_pick_the_closest_kernel(name, photos):
+    """Kernel-size corruptions: Δv is a step function of s; the search returns the achievable level closest to the
+    target among levels 1..L−1 (level 0 is the clean image)."""
+    d = DOMAINS[name]
+    img = photos[1]
+    _, p = corrupt(name, img, np.random.default_rng(5))
+    with one_torch_thread():
+        levels = np.arange(1, d.levels)
+        dv = 1.0 - Scorer(img).vif([d.apply(img, k / (d.levels - 1), {}) for k in levels])
+    assert p["reachable_delta_v"] == pytest.approx([dv[0], dv[-1]], abs=1e-12)
+    assert p["ksize"] % 2 == 1 and p["strength"] == pytest.approx(d.level(p["strength"]) / (d.levels - 1))
+    assert p["target_delta_v"] >= dv[0]  # targets start at the 3 x 3 kernel's Δv (no pile-up on it)
+    closest = np.abs(dv - p["target_delta_v"]).min()
+    assert abs(p["delta_v"] - p["target_delta_v"]) <= closest + 1e-9
+
+
+def test_param_mode_samples_the_strength_uniformly(photos):
+    img = photos[2]
+    strengths = []
+    for seed in range(6):
+        _, p = corrupt("gaussian_blur", img, np.random.default_rng(seed), delta_v="param")
+        assert p["target_delta_v"] is None and p["evaluations"] == 1 and p["delta_v_mode"] == "param"
+        assert p["sigma"] == pytest.approx(96 * p["strength"], abs=1e-5)
+        strengths.append(p["strength"])
+    assert strengths == [float(np.random.default_rng(s).random()) for s in range(6)]
+    _, p = corrupt("median_blur", img, np.random.default_rng(3), delta_v="param")
+    assert p["ksize"] in range(1, 62, 2)
+
+
+def test_stored_delta_v_is_the_vif_of_the_stored_pair(photos):
+    """Δv is measured on encode → decode of both images with the build's codec."""
+    img = photos[0]
+    for fmt, quality in (("jpg", 85), ("png", 85), ("webp", 70)):
+        out, p = corrupt("frost", img, np.random.default_rng(1), image_format=fmt, quality=quality)
+        value = vif(stored(img, fmt, quality), stored(out, fmt, quality))
+        assert p["vif"] == pytest.approx(value, abs=1e-12) and p["delta_v"] == pytest.approx(max(0, 1 - value))
+    assert np.array_equal(stored(img, "png"), img)
+
+
+def test_same_generator_same_output_and_params_are_json(photos):
+    img = photos[3]
+    for name in ("shot_noise", "glass_blur", "color_jitter", "hue_saturation_value", "frost", "motion_blur"):
+        a, pa = corrupt(name, img, np.random.default_rng(42))
+        b, pb = corrupt(name, img, np.random.default_rng(42))
+        assert np.array_equal(a, b) and pa == pb
+        json.dumps(pa, allow_nan=False)
+        c, _ = corrupt(name, img, np.random.default_rng(43))
+        assert not np.array_equal(a, c)
+
+
+def test_bad_input_and_options(photos):
+    c = get("vcr/gaussian_noise")
+    img = photos[0]
+    with pytest.raises(ValueError, match="HxWx3 uint8"):
+        c.apply(img.astype(np.float32), 0)
+    with pytest.raises(ValueError, match="HxWx3 uint8"):
+        c.apply(img[..., 0], 0)
+    with pytest.raises(ValueError, match="at least 72x72"):
+        c.apply(img[:60, :200], 0)
+    with pytest.raises(ValueError, match="delta_v must be one of uniform, param"):
+        c.apply(img, 0, delta_v="log")
+    with pytest.raises(ValueError, match="image_format"):
+        c.apply(img, 0, image_format="gif")
+    with pytest.raises(ValueError, match="quality"):
+        c.apply(img, 0, quality=0)
+    with pytest.raises(TypeError, match="unexpected options"):
+        c.apply(img, 0, severity=3)
+    flat = np.full((96, 128, 3), 128, np.uint8)  # a featureless image: Δv is defined (VIF of a flat reference)
+    out, p = c.apply(flat, 0)
+    assert out.shape == flat.shape and 0.0 <= p["delta_v"] <= 1.0
+
+
+def test_poisson_quantile_matches_scipy():
+    rng = np.random.default_rng(0)
+    u = rng.random(20_000)
+    for mu in (0.05, 1.0, 7.5):  # exact branch
+        assert np.array_equal(poisson_quantile(u, np.full_like(u, mu)), stats.poisson.ppf(u, mu))
+    for mu in (12.0, 80.0):  # Cornish-Fisher branch: at most one count off, rarely
+        diff = poisson_quantile(u, np.full_like(u, mu)) - stats.poisson.ppf(u, mu)
+        assert np.abs(diff).max() <= 1 and (diff != 0).mean() < 0.015
+    k1, k2 = poisson_quantile(u, np.full_like(u, 3.0)), poisson_quantile(u, np.full_like(u, 30.0))
+    assert (k2 >= k1).all()  # one uniform field couples the draws: more photons, never fewer counts
+
+
+def test_smooth_disk_grows_continuously():
+    identity = smooth_disk(0.0, 0.0)
+    assert identity.shape == (3, 3) and identity[1, 1] == 1.0 and identity.sum() == 1.0
+    a, b = smooth_disk(2.999, 0.0), smooth_disk(3.001, 0.0)
+    pad = (b.shape[0] - a.shape[0]) // 2
+    assert np.abs(np.pad(a, pad) - b).max() < 1e-3
+    for r in (0.4, 3.3, 12.0):
+        k = smooth_disk(r, 0.3)
+        assert k.sum() == pytest.approx(1.0, abs=1e-5) and np.allclose(k, k.T) and np.allclose(k, k[::-1])
