@@ -2,15 +2,15 @@
 
 Writes, deterministically (same bytes on rerun in the same environment):
 
-* ``kernels/opticsbench.npz``     (8, 5, 3, 25, 25) float32 — reproduces ``kernel_stack_iccvw.pt``
-* ``kernels/opticsbench_rg.npz``  (8, 5, 3, 25, 25) float32 — reproduces ``kernel_stack_rg_iccvw.pt``
-* ``kernels/defocus_disk.npz``    (1, 5, 3, 21, 21) float32 — ImageNet-C defocus disks (grey, zero-padded)
-* ``kernels/opticsbench.json``    provenance: every parameter, coefficients, sha256s and the validation summary
+* ``corruptgen/data/kernels/opticsbench.npz``     (8, 5, 3, 25, 25) float32 — reproduces ``kernel_stack_iccvw.pt``
+* ``corruptgen/data/kernels/opticsbench_rg.npz``  (8, 5, 3, 25, 25) float32 — reproduces ``kernel_stack_rg_iccvw.pt``
+* ``corruptgen/data/kernels/defocus_disk.npz``    (1, 5, 3, 21, 21) float32 — ImageNet-C defocus disks (grey, zero-padded)
+* ``corruptgen/data/kernels/opticsbench.json``    provenance: every parameter, coefficients, sha256s and the validation summary
 
 Validation against the published stacks (spec opticsbench.md §2) runs when they are found (``--reference``, default
 ``../shared/reference/opticsbench`` next to the repository); they are read without unpickling and never copied.
 
-Usage: ``python scripts/make_kernels.py [--out kernels] [--reference DIR]``
+Usage: ``python scripts/make_kernels.py [--out corruptgen/data/kernels] [--reference DIR]``
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ def validate(kernels: np.ndarray, reference: Path) -> dict | None:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", type=Path, default=ROOT / "kernels")
+    parser.add_argument("--out", type=Path, default=ROOT / "corruptgen" / "data" / "kernels")
     parser.add_argument("--reference", type=Path, default=ROOT.parent / "shared" / "reference" / "opticsbench")
     args = parser.parse_args(argv)
 

@@ -17,7 +17,7 @@ from corruptgen.errors import CorruptgenError
 from corruptgen.optics import kernelio, psf, stats, zernike
 
 ROOT = Path(__file__).resolve().parents[2]
-KERNELS = ROOT / "kernels"
+KERNELS = ROOT / "corruptgen" / "data" / "kernels"
 REFERENCE = ROOT.parent / "shared" / "reference" / "opticsbench"
 PUBLISHED = {
     "opticsbench": REFERENCE / "kernel_stack_iccvw.pt",
