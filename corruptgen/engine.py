@@ -3,6 +3,10 @@
 The unit of work is a *chunk*: a contiguous range of source items. A chunk task decodes each input once and writes one
 shard per subset (``data/<subset>/<split>-<chunk:05d>.tar``). Tasks are pure functions of (plan, chunk), so the bytes
 never depend on worker count or order; finished shards are recorded in the manifest and skipped on re-run.
+
+``out_dir`` is a local directory or any fsspec URL (``s3://``, ``gs://``, ``hf://``, ``memory://``, ...): workers upload
+their own shards (one put each), the driver writes the manifest; see :mod:`corruptgen.io.storage` for the commit
+semantics per filesystem.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ import math
 import os
 import shutil
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,15 +25,18 @@ from .errors import CorruptgenError
 from .executors import RayOptions, run_tasks
 from .io.shards import remove_partials, sha256_file
 from .io.sources import Source
+from .io.storage import Location, local_path, location
 from .manifest import FORMAT_VERSION, library_versions, load_manifest, write_manifest
 from .plan import Plan
+
+REMOTE_CHECKS = 8  # remote shards re-hashed at once when a remote build resumes
 
 
 @dataclass
 class BuildResult:
     """What a build did; ``manifest`` is the written manifest."""
 
-    out_dir: Path
+    out_dir: Path | str  # a local directory, or the URL of a remote build
     manifest: dict[str, Any]
     written_shards: int
     reused_shards: int
@@ -64,14 +72,28 @@ def _chunks(n: int, size: int) -> Iterator[tuple[int, int, int]]:
         yield chunk, chunk * size, min(n, (chunk + 1) * size)
 
 
-def _finished_shards(out: Path, previous: dict[str, Any] | None) -> dict[str, dict]:
-    """Shards recorded in a previous manifest whose file still matches its checksum."""
+def _finished_shards(out: Path | Location, previous: dict[str, Any] | None) -> dict[str, dict]:
+    """Shards recorded in a previous manifest whose file still matches its checksum.
+
+    A remote shard is streamed and re-hashed (a matching size alone is not trusted: correctness before speed; up to
+    ``REMOTE_CHECKS`` at a time); one whose size already differs from the record is rebuilt without reading it.
+    """
     done: dict[str, dict] = {}
-    for rel, rec in (previous or {}).get("shards", {}).items():
+    recorded = (previous or {}).get("shards", {})
+    for rel, rec in recorded.items():
         if rec.get("samples", 0) == 0 and rec.get("sha256") is None:
             done[rel] = rec
-        elif (out / rel).exists() and sha256_file(out / rel) == rec.get("sha256"):
+        elif isinstance(out, Path) and (out / rel).exists() and sha256_file(out / rel) == rec.get("sha256"):
             done[rel] = rec
+    if isinstance(out, Location):
+        todo = [rel for rel in recorded if rel not in done]
+
+        def intact(rel: str) -> bool:
+            rec = recorded[rel]
+            return out.size(rel) == rec.get("bytes") and out.sha256(rel) == rec.get("sha256")
+
+        with ThreadPoolExecutor(max_workers=REMOTE_CHECKS) as pool:
+            done.update({rel: recorded[rel] for rel, ok in zip(todo, pool.map(intact, todo), strict=True) if ok})
     return done
 
 
@@ -121,36 +143,48 @@ def render(
     overwrite: bool = False,
     device: str = "cpu",
     batch_size: int = 64,
+    io_threads: int | None = None,
     engine: str = "local",
     ray: RayOptions | None = None,
 ) -> BuildResult:
     """Execute ``plan`` into ``out_dir`` (resuming a previous, interrupted build of the same plan).
 
-    ``workers``, ``device``, ``batch_size`` and ``engine`` (``local`` or ``ray``) change speed only, never the bytes.
+    ``workers``, ``device``, ``batch_size``, ``io_threads`` (default 0 on CPU, 8 with CUDA) and ``engine`` (``local``
+    or ``ray``) change speed only, never the bytes.
     """
     if workers < 1:
         raise CorruptgenError(f"--workers must be at least 1, got {workers}")
     if batch_size < 1:
         raise CorruptgenError(f"--batch-size must be at least 1, got {batch_size}")
     _check_device(device)
-    out = Path(out_dir)
-    if out.exists() and not out.is_dir():
-        raise CorruptgenError(f"output path {out} exists and is not a directory")
+    if io_threads is None:
+        io_threads = 8 if device.startswith("cuda") else 0
+    if io_threads < 0:
+        raise CorruptgenError(f"--io-threads must be at least 0, got {io_threads}")
+    local = local_path(out_dir)
+    if local is not None and local.exists() and not local.is_dir():
+        raise CorruptgenError(f"output path {local} exists and is not a directory")
+    out: Path | Location = local if local is not None else _open_remote(str(out_dir), workers, engine)
+    target = out if isinstance(out, Path) else str(out)  # what the manifest functions and the tasks are given
     source = source_for(plan)
     n = len(source)
     if n == 0:
         raise CorruptgenError(f"source {plan.source.spec!r} has no images")
-    previous = load_manifest(out) if out.exists() else None
+    previous = load_manifest(target) if isinstance(out, Location) or out.exists() else None
     if previous is not None and previous["plan_id"] != plan.plan_id:
         if not overwrite:
             raise CorruptgenError(
                 f"{out} already holds a different build (plan {previous['plan_id']}, this is {plan.plan_id}); "
                 "use --overwrite to replace it or choose another --out"
             )
-        shutil.rmtree(out / "data", ignore_errors=True)
+        if isinstance(out, Location):
+            out.remove_tree("data")
+        else:
+            shutil.rmtree(out / "data", ignore_errors=True)
         previous = None
-    out.mkdir(parents=True, exist_ok=True)
-    remove_partials(out)
+    if isinstance(out, Path):
+        out.mkdir(parents=True, exist_ok=True)
+        remove_partials(out)
 
     shards = _finished_shards(out, previous)
     tasks, reused = [], 0
@@ -158,27 +192,42 @@ def render(
         todo = tuple(s.name for s in plan.subsets if shard_relpath(plan, s.name, chunk) not in shards)
         reused += len(plan.subsets) - len(todo)
         if todo:
-            tasks.append(ChunkTask(plan, str(out), chunk, start, stop, todo, device, batch_size))
+            tasks.append(ChunkTask(plan, str(target), chunk, start, stop, todo, device, batch_size, io_threads))
     redo = {(t.chunk, name) for t in tasks for name in t.subsets}
     redo_chunks = {t.chunk for t in tasks}
     skipped = [
         s for s in (previous or {}).get("skipped", [])
         if s["chunk"] not in redo_chunks or (s["subset"] is not None and (s["chunk"], s["subset"]) not in redo)
     ]  # fmt: skip
-    write_manifest(out, _assemble(plan, source, shards, skipped, complete=False))
+    write_manifest(target, _assemble(plan, source, shards, skipped, complete=False))
 
     bar = _progress_bar(sum(t.stop - t.start for t in tasks), progress, plan.benchmark)
     try:
         for result in run_tasks(tasks, engine=engine, workers=workers, bar=bar, ray=ray):
             shards.update(result["shards"])
             skipped.extend(result["skipped"])
-            write_manifest(out, _assemble(plan, source, shards, skipped, complete=False))
+            write_manifest(target, _assemble(plan, source, shards, skipped, complete=False))
     finally:
         bar.close()
     manifest = _assemble(plan, source, shards, skipped, complete=True)
-    write_manifest(out, manifest)
-    return BuildResult(out_dir=out, manifest=manifest, written_shards=sum(len(t.subsets) for t in tasks),
+    write_manifest(target, manifest)
+    return BuildResult(out_dir=target, manifest=manifest, written_shards=sum(len(t.subsets) for t in tasks),
                        reused_shards=reused)  # fmt: skip
+
+
+def _open_remote(url: str, workers: int, engine: str) -> Location:
+    """The remote output location, checked to be reachable before any work (one clear line if it is not)."""
+    out = location(url)
+    protocols = (out.fs.protocol,) if isinstance(out.fs.protocol, str) else tuple(out.fs.protocol)
+    if "memory" in protocols and (workers > 1 or engine != "local"):
+        raise CorruptgenError(f"{url}: memory:// exists only inside this process; use --workers 1 --engine local")
+    try:
+        is_file = out.isfile()
+    except Exception as e:  # e.g. missing credentials, no such bucket, no network
+        raise CorruptgenError(f"cannot access {url}: {type(e).__name__}: {e}") from None
+    if is_file:
+        raise CorruptgenError(f"output path {url} exists and is not a directory")
+    return out
 
 
 def _check_device(device: str) -> None:

@@ -1,4 +1,6 @@
-"""The build manifest: the plan, counts, every shard's sha256 and every skipped input; and ``verify``."""
+"""The build manifest: the plan, counts, every shard's sha256 and every skipped input; and ``verify``.
+
+Every function takes a local build directory or an fsspec URL (see :mod:`corruptgen.io.storage`)."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from typing import Any
 
 from .errors import CorruptgenError
 from .io.shards import sha256_file
+from .io.storage import local_path, location
 
 MANIFEST = "manifest.json"
 FORMAT_VERSION = 1
@@ -40,24 +43,51 @@ def manifest_path(out_dir: str | os.PathLike) -> Path:
 
 
 def load_manifest(out_dir: str | os.PathLike) -> dict[str, Any] | None:
-    """The manifest of a build directory, or ``None`` if there is none; unreadable files fail clearly."""
-    path = manifest_path(out_dir)
+    """The manifest of a build directory (or URL), or ``None`` if there is none; unreadable files fail clearly."""
+    local = local_path(out_dir)
+    if local is None:
+        where = location(str(out_dir)).url_of(MANIFEST)
+        raw = location(str(out_dir)).read_bytes(MANIFEST)
+        if raw is None:
+            return None
+        return _parse_manifest(raw, where)
+    path = manifest_path(local)
     if not path.exists():
         return None
     try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError) as e:
+        raw = path.read_bytes()
+    except OSError as e:
         raise CorruptgenError(f"{path} is not a readable corruptgen manifest ({e})") from None
+    return _parse_manifest(raw, str(path))
+
+
+def _parse_manifest(raw: bytes, where: str) -> dict[str, Any]:
+    try:
+        data = json.loads(raw)
+    except ValueError as e:
+        raise CorruptgenError(f"{where} is not a readable corruptgen manifest ({e})") from None
     if not isinstance(data, dict) or "shards" not in data or "plan_id" not in data:
-        raise CorruptgenError(f"{path} is not a corruptgen manifest")
+        raise CorruptgenError(f"{where} is not a corruptgen manifest")
     return data
 
 
-def write_manifest(out_dir: str | os.PathLike, manifest: dict[str, Any]) -> Path:
-    """Atomically (re)write ``manifest.json`` (stable key order, so identical builds give identical bytes)."""
-    path = manifest_path(out_dir)
+def manifest_bytes(manifest: dict[str, Any]) -> bytes:
+    return (json.dumps(manifest, indent=1, sort_keys=True) + "\n").encode()
+
+
+def write_manifest(out_dir: str | os.PathLike, manifest: dict[str, Any]) -> Path | str:
+    """Atomically (re)write ``manifest.json`` (stable key order, so identical builds give identical bytes).
+
+    Local: a ``.partial`` file renamed into place; a URL: one put of the whole file (atomic on object stores).
+    """
+    local = local_path(out_dir)
+    if local is None:
+        loc = location(str(out_dir))
+        loc.put_bytes(MANIFEST, manifest_bytes(manifest))
+        return loc.url_of(MANIFEST)
+    path = manifest_path(local)
     tmp = path.with_name("." + path.name + ".partial")
-    tmp.write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+    tmp.write_bytes(manifest_bytes(manifest))
     os.replace(tmp, path)
     return path
 
@@ -87,8 +117,11 @@ class VerifyReport:
 
 
 def verify(out_dir: str | os.PathLike) -> VerifyReport:
-    """Re-hash every shard of a build directory against its manifest."""
-    root = Path(out_dir)
+    """Re-hash every shard of a build directory (or URL: each shard is streamed) against its manifest."""
+    if local_path(out_dir) is None:
+        return _verify_remote(str(out_dir))
+    root = local_path(out_dir)
+    assert root is not None
     if not root.is_dir():
         raise CorruptgenError(f"no build directory at {root}")
     manifest = load_manifest(root)
@@ -109,4 +142,24 @@ def verify(out_dir: str | os.PathLike) -> VerifyReport:
         p.relative_to(root).as_posix() for p in (root / "data").rglob("*.tar") if p.relative_to(root).as_posix()
         not in known
     ) if (root / "data").exists() else []  # fmt: skip
+    return report
+
+
+def _verify_remote(url: str) -> VerifyReport:
+    loc = location(url)
+    manifest = load_manifest(url)
+    if manifest is None:
+        raise CorruptgenError(f"no {MANIFEST} at {url}: not a corruptgen build")
+    report = VerifyReport(complete=bool(manifest.get("complete")))
+    for rel, rec in sorted(manifest["shards"].items()):
+        if rec.get("samples", 0) == 0 and rec.get("sha256") is None:
+            continue
+        report.checked += 1
+        digest = loc.sha256(rel)
+        if digest is None:
+            report.missing.append(rel)
+        elif digest != rec["sha256"]:
+            report.mismatched.append(rel)
+    known = set(manifest["shards"])
+    report.unexpected = [rel for rel in loc.find("data", ".tar") if rel not in known]
     return report

@@ -118,6 +118,10 @@ def _hub_location(repo: str, revision: str | None):
 def open_source(spec: str | os.PathLike, *, streaming: bool | None = None, revision: str | None = None) -> EvalSource:
     """Resolve a local build directory or a Hub dataset id (``owner/name[@revision]``, ``hf://datasets/...``)."""
     text = str(spec)
+    if not text.startswith("hf://"):
+        from ..io.storage import require_local
+
+        require_local(text, "eval", " or name a Hub dataset (owner/name or hf://datasets/owner/name)")
     path = Path(text).expanduser()
     if path.exists():
         if not path.is_dir():

@@ -59,6 +59,10 @@ def load(
     """
     import datasets
 
+    from ..io.storage import require_local
+
+    if not str(path_or_repo).startswith("hf://"):
+        require_local(path_or_repo, "corruptgen.load", "; corruptgen.torch_loader streams shards from any fsspec URL")
     local = Path(path_or_repo)
     if local.is_dir():
         build = Build.open(local)

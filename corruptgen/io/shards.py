@@ -1,7 +1,8 @@
 """Deterministic, atomic WebDataset shard writing.
 
 Members are written in a fixed order with fixed metadata (mtime, owner, mode), so the same samples always give the
-same bytes. A shard is written under a hidden ``.partial`` name and renamed when complete.
+same bytes. A local shard is written under a hidden ``.partial`` name and renamed when complete; a shard of a remote
+build (an fsspec URL, see :mod:`corruptgen.io.storage`) is written to a local temporary file and uploaded with one put.
 """
 
 from __future__ import annotations
@@ -111,13 +112,16 @@ class ShardWriter:
                 self._write(bytes(512 - len(data) % 512))
         self.count += 1
 
-    def commit(self) -> dict[str, Any]:
-        """Finish the archive, fsync and rename into place; return ``{"sha256", "bytes", "samples"}``."""
+    def _finish(self) -> None:
         end = 1024 + (-(self._size + 1024)) % tarfile.RECORDSIZE  # two zero blocks, padded to a whole record
         self._write(bytes(end))
         self._file.flush()
         os.fsync(self._file.fileno())
         self._file.close()
+
+    def commit(self) -> dict[str, Any]:
+        """Finish the archive, fsync and rename into place; return ``{"sha256", "bytes", "samples"}``."""
+        self._finish()
         os.replace(self._tmp, self.path)
         return {"sha256": sha256_file(self.path), "bytes": self.path.stat().st_size, "samples": self.count}
 
@@ -127,6 +131,44 @@ class ShardWriter:
             self._file.close()
         finally:
             self._tmp.unlink(missing_ok=True)
+
+
+class RemoteShardWriter(ShardWriter):
+    """A shard of a remote build: written to a local temporary file, uploaded to ``url`` with one put on commit.
+
+    The temporary file is deleted after the upload, and on abort; the remote object appears only complete on object
+    stores (see :mod:`corruptgen.io.storage`).
+    """
+
+    def __init__(self, url: str, rel: str) -> None:
+        from .storage import location, temp_file
+
+        self._location, self._rel = location(url), rel
+        self.path = self._location.url_of(rel)  # type: ignore[assignment]
+        self._temp = temp_file(".tar" + PARTIAL_SUFFIX)
+        self._file, self._tmp = self._temp.file, self._temp.path
+        self._size = 0
+        self.count = 0
+
+    def commit(self) -> dict[str, Any]:
+        """Finish the archive, hash it, upload it with one put; return ``{"sha256", "bytes", "samples"}``."""
+        try:
+            self._finish()
+            record = {"sha256": sha256_file(self._tmp), "bytes": self._tmp.stat().st_size, "samples": self.count}
+            self._location.put_file(self._tmp, self._rel)
+        finally:
+            self._temp.close()
+        return record
+
+
+def open_shard(out_dir: str | os.PathLike, rel: str) -> ShardWriter:
+    """A writer for shard ``rel`` of the build at ``out_dir``: a local path, or an fsspec URL (uploaded on commit)."""
+    from .storage import local_path
+
+    local = local_path(out_dir)
+    if local is not None:
+        return ShardWriter(local / rel)
+    return RemoteShardWriter(str(out_dir), rel)
 
 
 def sha256_file(path: str | os.PathLike, chunk: int = 1 << 20) -> str:

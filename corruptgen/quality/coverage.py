@@ -207,8 +207,10 @@ def scan(
     """
     import torch
 
+    from ..io.storage import require_local
     from .vif import VIFReference
 
+    require_local(directory, "corruptgen coverage")
     root = Path(directory)
     if not root.is_dir():
         raise CorruptgenError(f"no build directory at {root}")

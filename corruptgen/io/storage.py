@@ -1,0 +1,194 @@
+"""Where a build is written: a local directory or any fsspec URL (``s3://``, ``gs://``, ``hf://``, ``memory://``, ...).
+
+Commit semantics per filesystem:
+
+* **local** (a plain path or ``file://``): each shard is written under a hidden ``.partial`` name, fsynced and renamed
+  into place; the manifest likewise. A killed build leaves only ``.partial`` files, deleted by the next run.
+* **remote** (every other protocol): each shard is written to a local temporary file (under ``$TMPDIR``), hashed, then
+  uploaded with a single ``put`` to its final name; the temporary file is deleted whether the upload succeeds or not.
+  Object stores (S3, GCS, Azure Blob) make an object visible only once its upload is complete, so a crash never leaves
+  a partial object: that single put is the atomic commit (there is no rename on object stores). Filesystems whose
+  ``put`` writes in place (sftp, ftp, smb, webdav, ...) can leave a truncated file after a crash; a resumed build
+  re-hashes every recorded shard, so such a file is never trusted and is rewritten. On ``hf://`` each put is one
+  commit to the Hub repository (slow, and rate-limited): building locally and running ``corruptgen push`` is better.
+
+Only the driver writes the manifest; workers (local processes or Ray tasks) upload their own shards, so every worker
+needs access (credentials) to the output location.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import tempfile
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from ..errors import CorruptgenError
+
+_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*(://|::)")
+_LOCAL_PROTOCOLS = ("file", "local")
+#: protocol → (package, corruptgen extra) for the implementations corruptgen declares as extras
+_EXTRAS = {"s3": ("s3fs", "s3"), "s3a": ("s3fs", "s3"), "gs": ("gcsfs", "gcs"), "gcs": ("gcsfs", "gcs")}
+TEMP_PREFIX = ".corruptgen-"
+
+
+def is_url(location: str | os.PathLike) -> bool:
+    """Whether ``location`` names an fsspec URL (``proto://...`` or a chained ``a::b://...``) rather than a path."""
+    return isinstance(location, str) and bool(_URL.match(location))
+
+
+def _protocol(url: str) -> str:
+    return re.split(r"://|::", url, maxsplit=1)[0].lower()
+
+
+def local_path(location: str | os.PathLike) -> Path | None:
+    """The local directory ``location`` names (a plain path, ``file://`` or ``local://``), or ``None`` if remote."""
+    if not is_url(location):
+        return Path(location)
+    text = str(location)
+    if "::" not in text.split("://", 1)[0] and _protocol(text) in _LOCAL_PROTOCOLS:
+        from fsspec.implementations.local import LocalFileSystem
+
+        return Path(LocalFileSystem._strip_protocol(text))
+    return None
+
+
+def join(base: str | os.PathLike, *parts: str) -> Path | str:
+    """``base / parts`` for a path (a :class:`Path`) or a URL (a string, ``/``-joined)."""
+    if not is_url(base):
+        return Path(base).joinpath(*parts)
+    return "/".join([str(base).rstrip("/"), *(p.strip("/") for p in parts)])
+
+
+def require_local(location: str | os.PathLike, what: str, hint: str = "") -> None:
+    """Fail clearly when a command that reads local build directories is given a remote URL (``hf://`` included)."""
+    if is_url(location) and local_path(location) is None:
+        raise CorruptgenError(
+            f"{what} reads a local build directory, not {location}: copy the build locally first (e.g. `aws s3 sync`, "
+            f"`gcloud storage cp -r`, `hf download --repo-type dataset`){hint}"
+        )
+
+
+def _filesystem(url: str):
+    from fsspec.core import url_to_fs
+
+    try:
+        return url_to_fs(url)
+    except ImportError as e:
+        proto = _protocol(url.split("::")[-1]) if "::" in url else _protocol(url)
+        if proto in _EXTRAS:
+            package, extra = _EXTRAS[proto]
+            raise CorruptgenError(f"{url}: install {package}: pip install 'corruptgen[{extra}]'") from None
+        raise CorruptgenError(f"{url}: the {proto}:// filesystem is not installed ({e})") from None
+    except ValueError as e:  # "Protocol not known: foo"
+        raise CorruptgenError(f"{url}: unknown filesystem protocol ({e}); use a local path or an fsspec URL") from None
+
+
+class Location:
+    """A build directory behind an fsspec URL; paths below it are ``/``-separated relative paths."""
+
+    def __init__(self, url: str) -> None:
+        stripped = url.rstrip("/")
+        self.url = url if stripped.endswith(":") else stripped
+        self.fs, root = _filesystem(self.url)
+        self.root = root.rstrip("/")
+
+    def __str__(self) -> str:
+        return self.url
+
+    def path(self, rel: str = "") -> str:
+        return f"{self.root}/{rel}" if rel else self.root
+
+    def url_of(self, rel: str) -> str:
+        return join(self.url, rel)  # type: ignore[return-value]
+
+    def exists(self, rel: str = "") -> bool:
+        return self.fs.exists(self.path(rel))
+
+    def isfile(self, rel: str = "") -> bool:
+        return self.fs.isfile(self.path(rel))
+
+    def size(self, rel: str) -> int | None:
+        try:
+            return self.fs.size(self.path(rel))
+        except FileNotFoundError:
+            return None
+
+    def read_bytes(self, rel: str) -> bytes | None:
+        """The object's bytes, or ``None`` if it does not exist."""
+        try:
+            return self.fs.cat_file(self.path(rel))
+        except FileNotFoundError:
+            return None
+
+    def sha256(self, rel: str, chunk: int = 1 << 22) -> str | None:
+        """sha256 of the object, streamed (never held whole in memory); ``None`` if it does not exist."""
+        h = hashlib.sha256()
+        try:
+            with self.fs.open(self.path(rel), "rb") as f:
+                while block := f.read(chunk):
+                    h.update(block)
+        except FileNotFoundError:
+            return None
+        return h.hexdigest()
+
+    def put_file(self, local: str | os.PathLike, rel: str) -> None:
+        """Upload a complete local file to ``rel`` with one put (atomic on object stores)."""
+        target = self.path(rel)
+        parent = target.rsplit("/", 1)[0]
+        if parent:
+            self.fs.makedirs(parent, exist_ok=True)  # a no-op on object stores
+        self.fs.put_file(os.fspath(local), target)
+
+    def put_bytes(self, rel: str, data: bytes) -> None:
+        """Upload ``data`` to ``rel`` the same way as a shard: a local temporary file, then one put."""
+        with temp_file(".json") as (f, tmp):
+            f.write(data)
+            f.close()
+            self.put_file(tmp, rel)
+
+    def remove_tree(self, rel: str) -> None:
+        if self.exists(rel):
+            self.fs.rm(self.path(rel), recursive=True)
+
+    def find(self, rel: str, suffix: str) -> list[str]:
+        """Relative paths of the files below ``rel`` whose names end with ``suffix``."""
+        if not self.exists(rel):
+            return []
+        base = self.root.lstrip("/") + "/"
+        found = []
+        for p in self.fs.find(self.path(rel)):
+            p = p.rstrip("/").lstrip("/")
+            if p.endswith(suffix) and p.startswith(base):
+                found.append(p[len(base) :])
+        return sorted(found)
+
+
+@cache
+def location(url: str) -> Location:
+    """The :class:`Location` of ``url``, opened once per process (workers reuse it for every shard)."""
+    return Location(url)
+
+
+class temp_file:
+    """A local temporary file open for writing, deleted on exit (success or failure): ``with temp_file() as (f, p)``."""
+
+    def __init__(self, suffix: str = "") -> None:
+        fd, name = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=suffix)
+        self.path = Path(name)
+        self.file = os.fdopen(fd, "wb")
+
+    def __enter__(self) -> tuple[Any, Path]:
+        return self.file, self.path
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        try:
+            self.file.close()
+        finally:
+            self.path.unlink(missing_ok=True)
