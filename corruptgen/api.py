@@ -1,15 +1,15 @@
-"""The Python API behind the CLI: ``build`` renders a benchmark into ``<out>/<benchmark>/``."""
+"""The Python API behind the CLI: ``build`` renders a benchmark into ``<out>/<benchmark>/`` (a path or fsspec URL)."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from pathlib import Path
 
 from .benchmarks import get_benchmark
 from .engine import BuildResult, render
 from .errors import CorruptgenError
 from .executors import RayOptions
+from .io.storage import join
 from .plan import Plan, SourceSpec
 
 
@@ -53,6 +53,7 @@ def build(
     progress: bool = False,
     device: str = "cpu",
     batch_size: int = 64,
+    io_threads: int | None = None,
     engine: str = "local",
     ray: RayOptions | None = None,
     **family_options,
@@ -66,8 +67,9 @@ def build(
 
     With ``strict=True`` any skipped input or failed sample raises :class:`CorruptgenError` after the build.
     ``family_options`` are the benchmark family's own choices (e.g. ``severities`` for ImageNet-C).
-    ``workers``, ``device``, ``batch_size`` and ``engine`` (``local`` or ``ray``, with :class:`RayOptions`) change
-    speed only, never the bytes.
+    ``workers``, ``device``, ``batch_size``, ``io_threads`` (decode/encode threads overlapping the corruptions; default
+    0 on CPU, 8 with CUDA) and ``engine`` (``local`` or ``ray``, with :class:`RayOptions`) change speed only, never
+    the bytes.
     """
     plan = make_plan(
         benchmark,
@@ -86,8 +88,8 @@ def build(
         max_pixels=max_pixels,
         **family_options,
     )
-    result = render(plan, Path(out) / benchmark, workers=workers, progress=progress, overwrite=overwrite,
-                    device=device, batch_size=batch_size, engine=engine, ray=ray)  # fmt: skip
+    result = render(plan, join(out, benchmark), workers=workers, progress=progress, overwrite=overwrite,
+                    device=device, batch_size=batch_size, io_threads=io_threads, engine=engine, ray=ray)  # fmt: skip
     counts = result.manifest["counts"]
     if strict and (counts["skipped_inputs"] or counts["failed_samples"]):
         raise CorruptgenError(f"--strict: {result.summary()}")

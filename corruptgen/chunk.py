@@ -1,9 +1,16 @@
 """Worker side of the engine: render one chunk of source items into one shard per subset.
 
 Each input is read, decoded and preprocessed once, then corrupted for every subset; every sample is encoded and
-appended to its subset's shard in a fixed order (item order, then plan subset order). Only one decoded input and
-its outputs are held in memory at a time. (Overlapping the stages in threads measured no faster on 2 cores: JPEG
-coding and the albumentations calls contend for the GIL; use ``--workers`` processes to use more cores.)
+appended to its subset's shard in a fixed order (item order, then the repeats of the item). Two schedules give the
+same bytes:
+
+* serial (``io_threads=0``, the default on CPU): one decoded input and its outputs in memory at a time, plus the
+  buffered batches of batched corruptions;
+* pipelined (``io_threads=N``, the default with ``--device cuda``): :mod:`corruptgen.pipeline` decodes the next inputs
+  and encodes finished samples on N threads while this thread corrupts (on the device, in batches).
+
+Memory bound of a chunk task: at most ``batch_size`` buffered samples per batched subset, plus, when pipelined,
+``2·N`` decoded inputs ahead and ``4·N`` samples awaiting encoding per subset.
 """
 
 from __future__ import annotations
@@ -14,7 +21,6 @@ import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import cv2
@@ -22,7 +28,7 @@ import numpy as np
 
 from .corruptions import Corruption, get
 from .io.decode import BadImageError, decode_image
-from .io.shards import ShardWriter, dump_json, encode_image
+from .io.shards import dump_json, encode_image, open_shard
 from .io.sources import Source, SourceItem, open_source
 from .manifest import library_versions
 from .plan import Plan, Subset
@@ -33,7 +39,8 @@ from .seeding import sample_rng
 class ChunkTask:
     """Render ``subsets`` for source items ``[start, stop)`` as shard number ``chunk``.
 
-    ``device`` and ``batch_size`` only affect speed (corruptions with a batched form run on the device in batches).
+    ``device``, ``batch_size`` and ``io_threads`` only affect speed (corruptions with a batched form run on the device
+    in batches; ``io_threads`` > 0 overlaps decoding and encoding with corrupting).
     """
 
     plan: Plan
@@ -44,6 +51,7 @@ class ChunkTask:
     subsets: tuple[str, ...]
     device: str = "cpu"
     batch_size: int = 64
+    io_threads: int = 0
 
 
 @dataclass
@@ -84,7 +92,12 @@ def source_for(plan: Plan) -> Source:
 
 def load_image(source: Source, index: int, plan: Plan) -> np.ndarray:
     """Read, decode and preprocess one input; raises :class:`BadImageError` with a reason."""
-    image, _ = decode_image(source.read(index), max_pixels=plan.max_pixels, min_side_hint=plan.preprocess.min_side)
+    return prepare_image(source.read(index), plan)
+
+
+def prepare_image(data: bytes, plan: Plan) -> np.ndarray:
+    """Decode and preprocess one input's bytes (thread-safe); raises :class:`BadImageError` with a reason."""
+    image, _ = decode_image(data, max_pixels=plan.max_pixels, min_side_hint=plan.preprocess.min_side)
     return plan.preprocess(image)
 
 
@@ -97,8 +110,7 @@ class _ChunkRenderer:
         self.source = source_for(plan)
         self.subsets = [plan.subset(name) for name in task.subsets]
         self.corruptions = {s.name: (get(s.corruption) if s.corruption else None) for s in self.subsets}
-        out = Path(task.out_dir)
-        self.writers = {s.name: ShardWriter(out / shard_relpath(plan, s.name, task.chunk)) for s in self.subsets}
+        self.writers = {s.name: open_shard(task.out_dir, shard_relpath(plan, s.name, task.chunk)) for s in self.subsets}
         self.skipped: list[dict[str, Any]] = []
         self.batches: dict[str, list[_Pending]] = {s.name: [] for s in self.subsets}
         self.common = {"benchmark": plan.benchmark, "preprocessing": plan.preprocess.to_dict(),
@@ -112,7 +124,13 @@ class _ChunkRenderer:
         try:
             image = load_image(self.source, index, self.plan)
         except BadImageError as e:
-            self.skip(item, None, e.reason)
+            image = e
+        self.render_loaded(index, item, image)
+
+    def render_loaded(self, index: int, item: SourceItem, image: np.ndarray | BadImageError) -> None:
+        """Corrupt one decoded input for every subset (``image`` is the decode error of a bad input)."""
+        if isinstance(image, BadImageError):
+            self.skip(item, None, image.reason)
             return
         for subset in self.subsets:
             corruption = self.corruptions[subset.name]
@@ -132,11 +150,23 @@ class _ChunkRenderer:
         else:
             try:
                 extra = {"sample_index": p.index} if _takes(corruption.fn, "sample_index") else {}
+                if _takes(corruption.fn, "stratum"):
+                    extra["stratum"] = self.stratum(subset, p)
                 result, params = corruption.apply(p.image, p.rng, **dict(subset.options), **extra)
             except Exception as e:  # a corruption that cannot handle this input is counted, never fatal
                 self.skip(p.item, subset.name, f"corruption failed: {type(e).__name__}: {e}")
                 return
         self.write(subset, corruption, p, result, params)
+
+    def stratum(self, subset: Subset, p: _Pending) -> tuple[int, int]:
+        """``(position, count)`` of a sample among the ``count`` repeats of its input, for corruptions that declare
+        ``stratum`` (e.g. to stratify a quantile: sample j uses ``[π(j), π(j) + 1) / count``). π is a permutation
+        drawn per (subset, input) from the input's key, so it does not depend on chunking or workers."""
+        count = subset.per_input
+        if count == 1:
+            return 0, 1
+        rng = sample_rng(self.plan.seed, self.plan.benchmark, subset.name, p.item.key + "\x1fstratum")[1]
+        return int(rng.permutation(count)[p.repeat]), count
 
     def flush(self, subset: Subset) -> None:
         """Run a corruption's batched form over the buffered samples of ``subset`` (in item order)."""
@@ -180,18 +210,20 @@ class _ChunkRenderer:
             "params": params,
             "seed": p.seed,
         }
-        plan = self.plan
-        fields = {"json": dump_json(meta)}
         if image.ndim == 4:  # a sequence (e.g. ImageNet-P): frames 000.jpg, 001.jpg, ...
             meta["frames"] = len(image)
-            fields["json"] = dump_json(meta)
-            for t, frame in enumerate(image):
-                fields[f"{t:03d}.{plan.image_format}"] = encode_image(frame, plan.image_format, plan.quality)
-        else:
-            fields[plan.image_format] = encode_image(image, plan.image_format, plan.quality)
+        fields = {"json": dump_json(meta)}
         if self.source.labelled:
             fields["cls"] = str(-1 if item.label is None else int(item.label)).encode()
-        self.writers[subset.name].add(p.key, fields)
+        self.emit(subset.name, p.key, fields, image)
+
+    def emit(self, subset: str, key: str, fields: dict[str, bytes], image: np.ndarray) -> None:
+        """Encode ``image`` into ``fields`` and append the sample to its shard (the pipeline encodes on threads)."""
+        fields.update(encode_fields(image, self.plan.image_format, self.plan.quality))
+        self.writers[subset].add(key, fields)
+
+    def drain(self) -> None:
+        """Wait for samples still being encoded (nothing to wait for in the serial schedule)."""
 
     def commit(self) -> dict[str, dict[str, Any]]:
         shards = {}
@@ -211,6 +243,10 @@ class _ChunkRenderer:
 
 def render_chunk(task: ChunkTask, progress: Callable[[int], None] | None = None) -> dict[str, Any]:
     """Render one chunk; returns ``{"chunk", "shards": {relpath: record}, "skipped": [...]}``."""
+    if task.io_threads > 0:
+        from .pipeline import render_pipelined
+
+        return render_pipelined(task, progress)
     renderer = _ChunkRenderer(task)
     items = renderer.source.items()
     try:
@@ -224,6 +260,13 @@ def render_chunk(task: ChunkTask, progress: Callable[[int], None] | None = None)
         renderer.abort()
         raise
     return {"chunk": task.chunk, "shards": shards, "skipped": renderer.skipped}
+
+
+def encode_fields(image: np.ndarray, image_format: str, quality: int) -> dict[str, bytes]:
+    """The image fields of one sample: ``<format>``, or ``000.<format>, 001.<format>, ...`` for a sequence."""
+    if image.ndim == 4:
+        return {f"{t:03d}.{image_format}": encode_image(frame, image_format, quality) for t, frame in enumerate(image)}
+    return {image_format: encode_image(image, image_format, quality)}
 
 
 def worker_init() -> None:

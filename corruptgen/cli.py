@@ -29,7 +29,11 @@ def _add_build(sub) -> None:
         default="samples",
         help="samples | imagefolder:<dir> | hf:<name-or-path>[:split] | webdataset:<tar pattern>",
     )
-    p.add_argument("--out", default="corruptgen-out", help="output root; the build goes to <out>/<benchmark>/")
+    p.add_argument(
+        "--out",
+        default="corruptgen-out",
+        help="output root (a path or an fsspec URL: s3://, gs://, hf://, ...); the build goes to <out>/<benchmark>/",
+    )
     p.add_argument("--subsets", default=None, help="comma-separated subset names, or 'all' (default: the benchmark's)")
     p.add_argument("--limit", type=positive_int, default=None, help="use only the first N source images")
     p.add_argument("--workers", type=positive_int, default=1, help="worker processes (output does not depend on it)")
@@ -44,6 +48,12 @@ def _add_build(sub) -> None:
     p.add_argument("--max-pixels", type=positive_int, default=100_000_000, help="decompression-bomb guard")
     p.add_argument("--device", default="cpu", help="cpu or cuda[:N] for corruptions with a batched torch form")
     p.add_argument("--batch-size", type=positive_int, default=64, help="batch size of batched corruptions")
+    p.add_argument(
+        "--io-threads",
+        type=int,
+        default=None,
+        help="threads decoding ahead / encoding behind each worker (default 0 on cpu, 8 with cuda)",
+    )
     p.add_argument("--engine", choices=("local", "ray"), default="local", help="run chunk tasks here or on Ray")
     p.add_argument("--address", default=None, help="ray: cluster address ('auto', ray://host:port); default local")
     p.add_argument("--task-cpus", type=float, default=1, help="ray: CPUs per chunk task")
@@ -75,7 +85,7 @@ def _cmd_build(args) -> int:
         workers=args.workers, seed=args.seed, image_format=args.image_format, quality=args.quality,
         shard_size=args.shard_size, split=args.split, preprocess=args.preprocess, image_column=args.image_column,
         label_column=args.label_column, max_pixels=args.max_pixels, overwrite=args.overwrite, progress=args.progress,
-        device=args.device, batch_size=args.batch_size, size=args.size, engine=args.engine,
+        device=args.device, batch_size=args.batch_size, io_threads=args.io_threads, size=args.size, engine=args.engine,
         ray=RayOptions(address=args.address, num_cpus=args.task_cpus, num_gpus=args.task_gpus),
         **{k: getattr(args, k) for k in _FAMILY_FLAGS if getattr(args, k) is not None},
     )  # fmt: skip
@@ -209,7 +219,13 @@ def _version() -> str:
 _COMMANDS = {"build": _cmd_build, "list": _cmd_list, "select": _cmd_select, "verify": _cmd_verify}
 
 #: Modules that add subcommands: each defines ``add_commands(subparsers) -> dict[name, handler]`` (skipped if absent).
-COMMAND_MODULES = ("corruptgen.quality.cli", "corruptgen.optics.cli", "corruptgen.eval.cli", "corruptgen.hub.cli")
+COMMAND_MODULES = (
+    "corruptgen.quality.cli",
+    "corruptgen.optics.cli",
+    "corruptgen.eval.cli",
+    "corruptgen.hub.cli",
+    "corruptgen.bench.cli",
+)
 
 
 def _extension_commands(sub) -> dict:
