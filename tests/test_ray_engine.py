@@ -48,3 +48,39 @@ def test_killed_ray_build_resumes_to_identical_bytes(tmp_path):
     subprocess.run(args, env=env, check=True, timeout=600)
     corruptgen.build("syn2nat", out=tmp_path / "local", subsets="all", shard_size=2)
     assert shard_hashes(out) == shard_hashes(tmp_path / "local/syn2nat")
+
+
+def _ray_task_pids() -> list[int]:
+    """PIDs of Ray worker processes currently running a chunk task (Ray titles them ``ray::_ray_chunk``)."""
+    pids = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/cmdline", "rb") as fh:
+                    if fh.read().startswith(b"ray::_ray_chunk"):
+                        pids.append(int(entry))
+            except OSError:
+                continue
+    return pids
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="finds Ray workers through /proc")
+def test_killed_ray_worker_is_retried_to_identical_bytes(tmp_path):
+    args = [sys.executable, "-m", "corruptgen", "build", "syn2nat", "--subsets", "all", "--shard-size", "2",
+            "--no-progress", "--engine", "ray", "--out", str(tmp_path / "ray")]  # fmt: skip
+    env = {**os.environ, "RAY_DISABLE_USAGE_STATS": "1"}
+    proc = subprocess.Popen(args, env=env, start_new_session=True)
+    killed, deadline = [], time.time() + 180
+    try:
+        while not killed and time.time() < deadline and proc.poll() is None:
+            for pid in _ray_task_pids()[:1]:
+                os.kill(pid, signal.SIGKILL)  # a worker dies in the middle of a chunk task
+                killed.append(pid)
+            time.sleep(0.05)
+        assert proc.wait(timeout=600) == 0  # Ray retried the task; the driver finished the build
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert killed, "no Ray chunk task was seen running"
+    corruptgen.build("syn2nat", out=tmp_path / "local", subsets="all", shard_size=2)
+    assert shard_hashes(tmp_path / "ray/syn2nat") == shard_hashes(tmp_path / "local/syn2nat")
