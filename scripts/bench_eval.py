@@ -24,8 +24,8 @@ import numpy as np
 import torch
 
 import corruptgen
+from corruptgen.bench.baselines import bare_forward, decoded_build_images, normalised_batches
 from corruptgen.eval import EvalModel, evaluate, load_model
-from corruptgen.eval.data import decode_image, iter_samples, open_source, subset_dataset
 
 
 def _build(tmp: Path, images: int) -> Path:
@@ -39,14 +39,7 @@ def _build(tmp: Path, images: int) -> Path:
 
 
 def _decoded(build: Path, size: int) -> list[np.ndarray]:
-    src = open_source(build)
-    out = []
-    for sd in src.select(None):
-        ds, imgs = subset_dataset(sd, True)
-        for sample in iter_samples(sd, ds, imgs):
-            out.extend(decode_image(b) for b in sample.frames)
-    assert all(im.shape[:2] == (size, size) for im in out)
-    return out
+    return decoded_build_images(build, size)
 
 
 def main() -> None:
@@ -65,26 +58,14 @@ def main() -> None:
         model = load_model(args.model, args.device)
         images = _decoded(build, model.input_size)
         n = len(images)
-        mean = torch.tensor(model.mean).view(1, 3, 1, 1)
-        std = torch.tensor(model.std).view(1, 3, 1, 1)
-        batches = [
-            ((torch.from_numpy(np.stack(images[i : i + args.batch_size])).permute(0, 3, 1, 2).float() / 255 - mean)
-             / std).contiguous().to(args.device)
-            for i in range(0, n, args.batch_size)
-        ]  # fmt: skip
+        batches = normalised_batches(images, model, args.batch_size, args.device)
         forward = model.forward
         with torch.inference_mode():
             forward(batches[0][:2])  # warm-up
 
         bare, full, loop = [], [], []
         for r in range(args.repeats):
-            t0 = time.perf_counter()
-            with torch.inference_mode():
-                for x in batches:
-                    forward(x).argmax(1).cpu()
-            if args.device.startswith("cuda"):
-                torch.cuda.synchronize()
-            bare.append(time.perf_counter() - t0)
+            bare.append(bare_forward(forward, batches, args.device))
             t0 = time.perf_counter()
             run = evaluate(build, [model], out=Path(tmp) / f"res{r}", device=args.device, batch_size=args.batch_size,
                            workers=args.workers, report=False, verify=False)  # fmt: skip

@@ -37,9 +37,7 @@ def main() -> int:
     import numpy as np
     import skimage.data
 
-    sys.path.insert(0, str(ROOT / "tests" / "corruptions"))
-    import imagenet_c_reference as ref
-
+    from corruptgen.bench.baselines import imagenet_c_reference, imagenet_c_reference_fn
     from corruptgen.corruptions import get
     from corruptgen.corruptions.imagenet_c import TABLES
     from corruptgen.preprocess import get_preprocess
@@ -50,10 +48,13 @@ def main() -> int:
     names = [n for n in args.names.split(",") if n] or list(TABLES)
     severities = [int(s) for s in args.severities.split(",")]
 
+    ref = imagenet_c_reference()  # tests/corruptions/imagenet_c_reference.py (shared with `corruptgen bench`)
+    if ref is None:
+        print("the reference transcription tests/corruptions/imagenet_c_reference.py is not here", file=sys.stderr)
+        return 1
+
     def reference_fn(name):
-        if name == "glass_blur":
-            return lambda img, rng, s: ref.glass_blur(img, rng, s, per_pixel_draws=True)
-        return ref.REFERENCE[name]
+        return imagenet_c_reference_fn(ref, name)
 
     print(f"{'corruption':18s} sev {'ours img/s':>11s} {'ref img/s':>10s} {'ratio':>8s}")
     ratios = []

@@ -23,9 +23,9 @@ from pathlib import Path
 import numpy as np
 import skimage.data
 import torch
-import torch.nn.functional as F
 from PIL import Image
 
+from corruptgen.bench.baselines import conv2d_loop
 from corruptgen.corruptions import get
 from corruptgen.corruptions.optics import load_stack
 from corruptgen.engine import render
@@ -61,13 +61,7 @@ def timed(fn: Callable[[], object], repeats: int, device: str) -> float:
     return statistics.median(times)
 
 
-def reference_loop(x: torch.Tensor, kernels: torch.Tensor) -> torch.Tensor:
-    """The reference's approach: one ``F.conv2d`` per image and colour channel (zero 'same' padding)."""
-    out = torch.empty_like(x)
-    for i in range(x.shape[0]):
-        for c in range(x.shape[1]):
-            out[i, c : c + 1] = F.conv2d(x[i : i + 1, c : c + 1], kernels[i, c][None, None], padding="same")[0]
-    return out
+reference_loop = conv2d_loop  # the reference's per-image, per-channel conv2d (corruptgen.bench.baselines)
 
 
 def main() -> None:

@@ -5,7 +5,8 @@ Engine: read JPEG files -> decode -> Resize(256,256,AREA)+CenterCrop(224) -> cor
 manifest. Baselines on the same images: (1) "bare": the same corruption functions in a bare loop over images already
 decoded and preprocessed (compute only, the issue's baseline); (2) "bare+io": the same loop plus what any script that
 writes the benchmark must do (decode and preprocess each input once, JPEG-encode each output), without sharding,
-metadata or manifest. Ratios are engine time / baseline time (lower is better).
+metadata or manifest. Ratios are engine time / baseline time (lower is better). The baselines live in
+``corruptgen.bench.baselines`` (shared with ``corruptgen bench``).
 
     python scripts/bench_syn2nat.py [--images 60] [--subsets syn2nat|all|a,b] [--repeats 3]
 """
@@ -23,13 +24,11 @@ import numpy as np
 import skimage.data
 from PIL import Image
 
+from corruptgen.bench.baselines import syn2nat_bare, syn2nat_bare_io
 from corruptgen.benchmarks import get_benchmark
-from corruptgen.corruptions import get
 from corruptgen.engine import render
-from corruptgen.io.shards import encode_image
 from corruptgen.plan import Plan, SourceSpec
 from corruptgen.preprocess import get_preprocess
-from corruptgen.seeding import sample_rng
 
 PHOTOS = ("astronaut", "chelsea", "coffee", "rocket", "hubble_deep_field", "immunohistochemistry")
 
@@ -56,24 +55,11 @@ def bench_engine(plan: Plan, out: Path, workers: int = 1) -> float:
 
 
 def bench_bare(plan: Plan, images: list[np.ndarray], keys: list[str]) -> float:
-    fns = [(s.name, get(s.corruption)) for s in plan.subsets if s.corruption]
-    t0 = time.perf_counter()
-    for name, corruption in fns:
-        for key, image in zip(keys, images, strict=True):
-            _, rng = sample_rng(plan.seed, plan.benchmark, name, key)
-            corruption.fn(image, rng)
-    return time.perf_counter() - t0
+    return syn2nat_bare(plan, images, keys)
 
 
 def bench_bare_io(plan: Plan, paths: list[Path]) -> float:
-    fns = [(s.name, get(s.corruption)) for s in plan.subsets if s.corruption]
-    t0 = time.perf_counter()
-    for path in paths:
-        image = plan.preprocess(np.asarray(Image.open(path).convert("RGB")))
-        for name, corruption in fns:
-            _, rng = sample_rng(plan.seed, plan.benchmark, name, path.stem)
-            encode_image(corruption.fn(image, rng)[0])
-    return time.perf_counter() - t0
+    return syn2nat_bare_io(plan, paths)
 
 
 def main() -> None:

@@ -36,6 +36,7 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from corruptgen.bench.baselines import gray, pyramid_pyrtools, pyramid_scipy, vif_numpy  # noqa: E402
 from corruptgen.preprocess import get_preprocess  # noqa: E402
 from corruptgen.quality import VIFReference, vif, vif_p  # noqa: E402
 
@@ -89,80 +90,10 @@ def make_pairs() -> tuple[np.ndarray, np.ndarray]:
     return np.stack(refs), np.stack(dists)
 
 
-def gray(rgb: np.ndarray) -> np.ndarray:
-    return cv2.cvtColor(rgb, cv2.COLOR_RGB2GRAY)
-
-
 # ------------------------------------------------------------------------------------------------ baseline
+# (the single-image NumPy VIF and its pyramids live in corruptgen.bench.baselines, shared with `corruptgen bench`)
 
-
-def _pyramid_pyrtools(img: np.ndarray) -> dict:
-    import pyrtools
-
-    return pyrtools.pyramids.SteerablePyramidSpace(img, height=4, order=5, edge_type="reflect1").pyr_coeffs
-
-
-def _pyramid_scipy(img: np.ndarray) -> dict:
-    """Own single-image sp5 pyramid with scipy.ndimage (mode 'mirror' = pyrtools' reflect1)."""
-    from scipy.ndimage import correlate
-
-    from corruptgen.quality.steerable import sp5_filters
-
-    f = {k: v.numpy() for k, v in sp5_filters().items()}
-    out = {}
-    lo = correlate(img, f["lo0"], mode="mirror")
-    for level in range(4):
-        for b in range(6):
-            out[(level, b)] = correlate(lo, f["bands"][b], mode="mirror")
-        lo = correlate(lo, f["lo"], mode="mirror")[::2, ::2]
-    return out
-
-
-def vif_numpy(ref: np.ndarray, dist: np.ndarray, pyramid) -> float:
-    """Single-image NumPy VIF, the VCR/abhinaukumar variant (spec vcr.md §2.2), written plainly."""
-    m, sigma_nsq, tol = 3, 0.1, 1e-15
-    pr, pd = pyramid(ref.astype(np.float64)), pyramid(dist.astype(np.float64))
-    keys = [(level, b) for level in range(4) for b in (0, 3)][::-1]
-    nums, dens = [], []
-    for i, key in enumerate(keys):
-        x, y = pr[key], pd[key]
-        h, w = x.shape[0] // m * m, x.shape[1] // m * m
-        x, y = x[:h, :w], y[:h, :w]
-        k = 2 ** int(np.ceil((i + 1) / 2)) + 1
-        p = (k - m) // 2
-        xp, yp = np.pad(x, p, mode="reflect"), np.pad(y, p, mode="reflect")
-
-        def box(a, k=k):
-            c = np.zeros((a.shape[0] + 1, a.shape[1] + 1))
-            c[1:, 1:] = a.cumsum(0).cumsum(1)
-            return (c[:-k:m, :-k:m] - c[:-k:m, k::m] - c[k::m, :-k:m] + c[k::m, k::m]) / (k * k)
-
-        mx, my = box(xp), box(yp)
-        vx, vy, cxy = box(xp * xp) - mx * mx, box(yp * yp) - my * my, box(xp * yp) - mx * my
-        bad = (vx < 0) | (vy < 0)
-        vx[vx < 0] = 0
-        vy[vy < 0] = 0
-        cxy[bad] = 0
-        g = cxy / (vx + tol)
-        sv = vy - g * cxy
-        sel = vx < tol
-        g[sel], sv[sel] = 0, vy[sel]
-        sel = vy < tol
-        g[sel], sv[sel] = 0, 0
-        sel = g < 0
-        sv[sel], g[sel] = vy[sel], 0
-        sv = np.maximum(sv, tol)
-        patches = np.lib.stride_tricks.sliding_window_view(x, (m, m)).reshape(-1, m * m).T
-        lam, vec = np.linalg.eigh(np.cov(patches))
-        lam = np.maximum(lam, tol)
-        cov = vec @ np.diag(lam) @ vec.T
-        blocks = x.reshape(h // m, m, w // m, m).transpose(0, 2, 1, 3).reshape(-1, m * m).T
-        s = ((np.linalg.inv(cov) @ blocks) * blocks).sum(0).reshape(h // m, w // m) / (m * m)
-        o = int(np.ceil((k - 1) / 2 / m))
-        g, sv, s = g[o:-o, o:-o], sv[o:-o, o:-o], s[o:-o, o:-o]
-        nums.append(sum(np.mean(np.log(1 + g * g * s * lj / (sv + sigma_nsq))) for lj in lam))
-        dens.append(sum(np.mean(np.log(1 + s * lj / sigma_nsq)) for lj in lam))
-    return float(np.mean(np.array(nums) + 1e-4) / np.mean(np.array(dens) + 1e-4))
+_pyramid_pyrtools, _pyramid_scipy = pyramid_pyrtools, pyramid_scipy
 
 
 # ------------------------------------------------------------------------------------------------ timing

@@ -2,10 +2,12 @@
 
 Writes, deterministically (same bytes on rerun in the same environment):
 
-* ``corruptgen/data/kernels/opticsbench.npz``     (8, 5, 3, 25, 25) float32 — reproduces ``kernel_stack_iccvw.pt``
-* ``corruptgen/data/kernels/opticsbench_rg.npz``  (8, 5, 3, 25, 25) float32 — reproduces ``kernel_stack_rg_iccvw.pt``
-* ``corruptgen/data/kernels/defocus_disk.npz``    (1, 5, 3, 21, 21) float32 — ImageNet-C defocus disks (grey, zero-padded)
-* ``corruptgen/data/kernels/opticsbench.json``    provenance: every parameter, coefficients, sha256s and the validation summary
+In ``corruptgen/data/kernels/``:
+
+* ``opticsbench.npz``     (8, 5, 3, 25, 25) float32 — reproduces ``kernel_stack_iccvw.pt``
+* ``opticsbench_rg.npz``  (8, 5, 3, 25, 25) float32 — reproduces ``kernel_stack_rg_iccvw.pt``
+* ``defocus_disk.npz``    (1, 5, 3, 21, 21) float32 — ImageNet-C defocus disks (grey, zero-padded)
+* ``opticsbench.json``    provenance: every parameter, coefficients, sha256s and the validation summary
 
 Validation against the published stacks (spec opticsbench.md §2) runs when they are found (``--reference``, default
 ``../shared/reference/opticsbench`` next to the repository); they are read without unpickling and never copied.
