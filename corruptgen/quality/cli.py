@@ -72,7 +72,8 @@ def _cmd_vif(args) -> int:
     import torch
 
     from .steerable import MIN_SIZE
-    from .vif import vif, vif_p
+    from .vif import vif
+    from .vifp import vif_p
 
     clean, corrupted = _read(args.clean, "clean"), _read(args.corrupted, "corrupted")
     if clean.shape != corrupted.shape:
