@@ -84,16 +84,21 @@ def test_vcr_build_loads_and_stores_delta_v(tmp_path, capsys, hf_cache):
         ds = datasets.load_dataset("webdataset", data_files=files, split="test")
         assert len(ds) == 4 and ds[0]["jpg"].size == (224, 224) and ds[3]["__key__"] == "chelsea_001"
         samples = read_shard(root / "data" / name / "test-00000.tar")
+        strata: dict[str, list[int]] = {}
         for key, fields in samples.items():
             meta = json.loads(fields["json"])
             p = meta["params"]
             assert meta["source_key"] == key[:-4] and meta["repeat"] == int(key[-3:])
+            position, count = p["stratum"]  # the repeats of one input split the target quantile into strata
+            assert count == 2 and position / 2 <= p["target_delta_v"] < (position + 1) / 2
+            strata.setdefault(meta["source_key"], []).append(position)
             assert p["delta_v_mode"] == "uniform" and p["stored_as"] == "jpg q85"
             assert 0.0 <= p["delta_v"] <= 1.0 and p["delta_v"] == pytest.approx(max(0.0, 1.0 - p["vif"]))
             assert 0.0 <= p["target_delta_v"] <= 1.0 and 0.0 <= p["strength"] <= 1.0
             if key == "chelsea_001":  # Δv is that of the stored pair, decoded from the shards
                 measured = vif(decode(clean["chelsea"]["jpg"]), decode(fields["jpg"]))
                 assert p["vif"] == pytest.approx(measured, abs=1e-12)
+        assert {k: sorted(v) for k, v in strata.items()} == {"astronaut": [0, 1], "chelsea": [0, 1]}
 
 
 def test_vcr_workers_do_not_change_bytes(tmp_path):

@@ -4,11 +4,13 @@ Shen, Hu, Czarnecki, Marsso, Chechik, "Assessing Visually-Continuous Corruption 
 Relative to Human Performance", WACV 2025 (spec ``vcr.md``). Importing this package registers ``vcr/<name>`` for the
 14 corruptions of :data:`~.domains.NAMES`::
 
-    fn(image, rng, *, delta_v="uniform", image_format="jpg", quality=85) -> (image, params)
+    fn(image, rng, *, delta_v="uniform", image_format="jpg", quality=85, stratum=None) -> (image, params)
 
 ``delta_v="uniform"`` (default) draws a target Δv from ``rng`` and searches this image's strength so that the stored
 image meets it (:mod:`.search`); ``delta_v="param"`` is the paper's Algorithm 1 sampling (uniform strength, Δv only
-measured). Either way Δv and VIF are measured between the clean and the corrupted image AS STORED: both encoded with
+measured). ``stratum=(position, count)`` (passed by the chunk renderer for an input's ``count`` repeats, with
+``position`` a per-input permutation of the repeat index) stratifies that uniform: ``v = (position + u) / count``.
+Either way Δv and VIF are measured between the clean and the corrupted image AS STORED: both encoded with
 ``image_format``/``quality`` (the build's codec, which the benchmark passes in) and decoded. ``params`` holds the
 strength, the operation's parameters, ``vif``, ``delta_v``, ``target_delta_v`` (``None`` in param mode), the
 reachable range and the number of VIF evaluations.
@@ -55,6 +57,17 @@ def _check_options(name: str, delta_v: Any, image_format: Any, quality: Any) -> 
         raise ValueError(f"{FAMILY}/{name}: quality must be an integer in 1..100, got {quality!r}")
 
 
+def _check_stratum(name: str, stratum: Any) -> tuple[int, int]:
+    if stratum is None:
+        return 0, 1
+    ok = isinstance(stratum, (tuple, list)) and len(stratum) == 2
+    ok = ok and all(isinstance(x, (int, np.integer)) and not isinstance(x, bool) for x in stratum)
+    if not ok or not 0 <= stratum[0] < stratum[1]:
+        want = "(position, count) with 0 ≤ position < count"
+        raise ValueError(f"{FAMILY}/{name}: stratum must be {want}, got {stratum!r}")
+    return int(stratum[0]), int(stratum[1])
+
+
 def corrupt(
     name: str,
     image: np.ndarray,
@@ -63,18 +76,23 @@ def corrupt(
     delta_v: str = "uniform",
     image_format: str = "jpg",
     quality: int = 85,
+    stratum: tuple[int, int] | None = None,
 ) -> tuple[np.ndarray, Params]:
     """Corrupt one HxWx3 uint8 image with ``vcr/<name>`` (see the module docstring); returns (image, params).
 
-    Draw order from ``rng``: one uniform (the target quantile, or the strength in param mode), then the corruption's
-    field. Images must be at least 72 px a side (VIF's 4-level pyramid).
+    Draw order from ``rng``: one uniform u (the target quantile, or the strength in param mode; with
+    ``stratum=(position, count)`` the quantile is ``(position + u) / count``), then the corruption's field. Images
+    must be at least 72 px a side (VIF's 4-level pyramid).
     """
     domain = DOMAINS[name]
     _check_options(name, delta_v, image_format, quality)
+    position, count = _check_stratum(name, stratum)
     h, w = image.shape[:2]
     if min(h, w) < MIN_SIZE:
         raise ValueError(f"{FAMILY}/{name}: Δv needs images of at least {MIN_SIZE}x{MIN_SIZE} px, got {w}x{h}")
     v = float(rng.random())
+    if count > 1:
+        v = (position + v) / count
     fld = domain.make_field(rng, image)
     with one_torch_thread():
         scorer = Scorer(image, image_format, int(quality))
@@ -94,17 +112,21 @@ def corrupt(
         "delta_v_mode": delta_v,
         "reachable_delta_v": None if out.reachable is None else [out.reachable[0], out.reachable[1]],
         "evaluations": out.evaluations,
+        "stratum": None if stratum is None else [position, count],
         "stored_as": f"{image_format}" if image_format == "png" else f"{image_format} q{int(quality)}",
     }
     return out.image, params
 
 
 def _make_fn(name: str):
-    def fn(image: np.ndarray, rng: np.random.Generator, **options: Any) -> tuple[np.ndarray, Params]:
+    def fn(
+        image: np.ndarray, rng: np.random.Generator, *, stratum: tuple[int, int] | None = None, **options: Any
+    ) -> tuple[np.ndarray, Params]:
         unknown = sorted(set(options) - {"delta_v", "image_format", "quality"})
         if unknown:
-            raise TypeError(f"{FAMILY}/{name}: unexpected options {unknown}; known: delta_v, image_format, quality")
-        return corrupt(name, image, rng, **options)
+            known = "delta_v, image_format, quality, stratum"
+            raise TypeError(f"{FAMILY}/{name}: unexpected options {unknown}; known: {known}")
+        return corrupt(name, image, rng, stratum=stratum, **options)
 
     fn.__name__ = name
     fn.__doc__ = f"``vcr/{name}``: {DOMAINS[name].mapping}."

@@ -44,10 +44,8 @@ class Domain:
         domain: the parameters' ranges over s ∈ [0, 1] (documentation, ``corruptgen list vcr``).
         mapping: how s maps to the parameters (documentation).
         reference: the operation it reproduces.
-        levels: for discrete corruptions the number of distinct settings (s snaps to ``round(s·(levels − 1))``).
         warp: (a, b): the search runs on u with ``s = 1 − (1 − uᵃ)ᵇ`` (a > 1 stretches a steep start, b > 1 a steep
             end), so that Δv is roughly linear in u; it only affects how fast the search converges.
-        zero_is_clean: ``apply(image, 0, field)`` is the image itself (Δv = 0); False for uniform noise.
         prepare: optional ``prepare(image) -> dict`` of per-image precomputations (keys start with ``_``) merged into
             the field before a search; ``apply`` recomputes them when absent.
     """
@@ -60,15 +58,8 @@ class Domain:
     domain: dict[str, Any] = field(default_factory=dict)
     mapping: str = ""
     reference: str = ""
-    levels: int | None = None
     warp: tuple[float, float] = (1.0, 1.0)
-    zero_is_clean: bool = True
     prepare: Callable[[np.ndarray], Field] | None = field(default=None, repr=False)
-
-    def level(self, s: float) -> int:
-        """Index of the discrete setting used at strength s (discrete corruptions only)."""
-        assert self.levels is not None
-        return round(float(s) * (self.levels - 1))
 
     def make_field(self, rng: np.random.Generator, image: np.ndarray) -> Field:
         """The sample's field for ``image``: ``draw``, then the dither of the 8-bit output (``_dither``, U(0, 1)
@@ -353,20 +344,60 @@ def _frost_apply(image: np.ndarray, s: float, fld: Field) -> np.ndarray:
 
 
 # ------------------------------------------------------------------------------------------- 10./11. blur, median blur
-BLUR_K_MAX = 61
+BLUR_WIDTH_MAX = 61.0
 MEDIAN_K_MAX = 61
 
 
+def box_weights(width: float) -> np.ndarray:
+    """1-D box of continuous ``width`` ≥ 1 px with area-weighted edge taps: tap i weighs the overlap of its pixel cell
+    [i − ½, i + ½] with [−w/2, w/2], normalised. w = 1 is the identity, an odd integer w the plain k-tap box
+    (``cv2.blur``), and the weights move continuously in between."""
+    half = max(float(width), 1.0) / 2.0
+    n = max(math.ceil(half - 0.5), 0)
+    i = np.arange(-n, n + 1, dtype=np.float64)
+    w = np.clip(np.minimum(i + 0.5, half) - np.maximum(i - 0.5, -half), 0.0, 1.0)
+    return (w / w.sum()).astype(np.float32)
+
+
+def box_blur(image: np.ndarray, width: float) -> np.ndarray:
+    """Float32 box blur of continuous ``width`` (separable :func:`box_weights`, reflect-101 border as ``cv2.blur`` in
+    Albumentations ``Blur``); on the image's scale, not rounded."""
+    k = box_weights(width)
+    return cv2.sepFilter2D(image.astype(np.float32), -1, k, k, borderType=cv2.BORDER_REFLECT_101)
+
+
+def _blur_width(s: float) -> float:
+    return 1.0 + float(s) * (BLUR_WIDTH_MAX - 1.0)
+
+
+@_identity_at_zero
 def _box_apply(image: np.ndarray, s: float, fld: Field) -> np.ndarray:
-    """Albumentations ``Blur`` (``cv2.blur``, reflect-101) with the odd kernel size ``k = 2·round(30s) + 1``."""
-    k = 2 * round(float(s) * (BLUR_K_MAX - 1) / 2) + 1
-    return image.copy() if k == 1 else cv2.blur(image, (k, k))
+    """Albumentations ``Blur`` (``cv2.blur``, reflect-101) with a continuous kernel width w = 1 + 60s px
+    (:func:`box_blur`; odd integer w is ``cv2.blur``'s k x k box)."""
+    return _u8(box_blur(image, _blur_width(s)), fld)
 
 
+def _median_level(s: float) -> tuple[int, float]:
+    """(k, f): the blend ``(1 − f)·median_k + f·median_{k+2}`` at s; level x = 30s, k = 2·floor(x) + 1, f = frac(x)."""
+    x = float(s) * (MEDIAN_K_MAX - 1) / 2
+    j = min(math.floor(x), (MEDIAN_K_MAX - 1) // 2)
+    return 2 * j + 1, x - j
+
+
+def _median(image: np.ndarray, k: int) -> np.ndarray:
+    return image if k == 1 else cv2.medianBlur(image, k)
+
+
+@_identity_at_zero
 def _median_apply(image: np.ndarray, s: float, fld: Field) -> np.ndarray:
-    """Albumentations ``MedianBlur`` (``cv2.medianBlur``) with the odd kernel size ``k = 2·round(30s) + 1``."""
-    k = 2 * round(float(s) * (MEDIAN_K_MAX - 1) / 2) + 1
-    return image.copy() if k == 1 else cv2.medianBlur(image, k)
+    """Albumentations ``MedianBlur`` (``cv2.medianBlur``) between adjacent odd kernel sizes: ``(1 − f)·median_k +
+    f·median_{k+2}`` with k = 2·floor(30s) + 1, f = frac(30s) (k = 1: the image); odd k at f = 0 is the reference."""
+    k, f = _median_level(s)
+    lower = _median(image, k)
+    if f <= 0:
+        return lower.copy()
+    y = np.float32(1.0 - f) * lower.astype(np.float32) + np.float32(f) * _median(image, k + 2).astype(np.float32)
+    return _u8(y, fld)
 
 
 # ------------------------------------------------------------------------------------------- 12. hue saturation value
@@ -446,6 +477,8 @@ def _jitter_apply(image: np.ndarray, s: float, fld: Field) -> np.ndarray:
 # ------------------------------------------------------------------------------------------- 14. uniform noise
 UNIFORM_CONTRAST = 0.3
 UNIFORM_WIDTH_MAX = 1.5
+UNIFORM_FADE_END = 0.45  # s at which the fade to Geirhos' grey, low-contrast base image is complete
+UNIFORM_WIDTH_POWER = 2
 _SKIMAGE_GRAY = np.array([0.2125, 0.7154, 0.0721], dtype=np.float32)
 
 
@@ -453,22 +486,34 @@ def _uniform_draw(rng: np.random.Generator, shape: tuple[int, int]) -> Field:
     return {"u": rng.random(shape, dtype=np.float32)}
 
 
+def _uniform_parts(s: float) -> tuple[float, float, float]:
+    """(fade, contrast, width) at s: the fade a = min(s / 0.45, 1) mixes the colour image towards its grey and the
+    contrast 1 → 0.3 together (Geirhos' base image at a = 1); beyond s = 0.45 the width w = 1.5·t²,
+    t = (s − 0.45)/0.55 (the square spreads the steep first part of the noise's Δv over more of s)."""
+    s = min(max(float(s), 0.0), 1.0)
+    fade = min(s / UNIFORM_FADE_END, 1.0)
+    t = max(s - UNIFORM_FADE_END, 0.0) / (1.0 - UNIFORM_FADE_END)
+    width = UNIFORM_WIDTH_MAX * t**UNIFORM_WIDTH_POWER
+    return fade, 1.0 - fade * (1.0 - UNIFORM_CONTRAST), width
+
+
+@_identity_at_zero
 def _uniform_apply(image: np.ndarray, s: float, fld: Field) -> np.ndarray:
-    """Geirhos et al. (2018) uniform noise: grey (skimage ``rgb2gray``), contrast 0.3 (``0.35 + 0.3·g``), plus
-    ``U(−w, w)`` with w = 1.5s, clipped; returned as three equal channels. NOT the identity at s = 0."""
-    gray = (image.astype(np.float32) @ _SKIMAGE_GRAY) / 255.0
-    y = (1 - UNIFORM_CONTRAST) / 2 + UNIFORM_CONTRAST * gray
-    if s > 0:
-        y = y + np.float32(min(s, 1.0) * UNIFORM_WIDTH_MAX) * (2 * fld["u"] - 1)
-    g = _u8_unit(np.clip(y, 0, 1), fld)
-    return np.repeat(g[..., None], 3, axis=2)
+    """Geirhos et al. (2018) uniform noise, led in by a fade: ``c·((1 − a)·x + a·grey(x)) + (1 − c)/2`` with grey =
+    skimage ``rgb2gray``, a the fade and c = 1 − 0.7a the contrast, then ``+ U(−w, w)``, clipped. For s ≥ 0.45
+    (a = 1, c = 0.3) it is exactly Geirhos' grey, contrast-0.3 image plus noise (three equal channels)."""
+    fade, contrast, width = _uniform_parts(s)
+    x = image.astype(np.float32) / 255.0
+    gray = (x @ _SKIMAGE_GRAY)[..., None]
+    y = np.float32(contrast) * (gray if fade >= 1 else np.float32(1 - fade) * x + np.float32(fade) * gray)
+    y += np.float32((1 - contrast) / 2)
+    if width > 0:
+        y = y + np.float32(width) * (2 * fld["u"][..., None] - 1)
+    out = _u8_unit(np.clip(y, 0, 1), {"_dither": fld["_dither"][..., :1]})  # one dither: grey stays grey
+    return np.repeat(out, 3, axis=2) if out.shape[2] == 1 else out
 
 
 # ------------------------------------------------------------------------------------------- the table
-def _k(s: float, k_max: int) -> int:
-    return 2 * round(float(s) * (k_max - 1) / 2) + 1
-
-
 DOMAINS: dict[str, Domain] = {
     d.name: d
     for d in (
@@ -517,13 +562,14 @@ DOMAINS: dict[str, Domain] = {
                f"img_weight = 1 − s, frost_weight = {FROST_WEIGHT_END:g}·s; texture and crop drawn per sample",
                "clip(img_weight·x + frost_weight·frost_crop)", warp=(1.5, 1.0)),
         Domain("blur", "Albumentations", _none_draw, _box_apply,
-               lambda s, f: {"ksize": _k(s, BLUR_K_MAX)}, {"ksize": [1, BLUR_K_MAX]},
-               f"ksize = 2·round({(BLUR_K_MAX - 1) // 2}·s) + 1 ({(BLUR_K_MAX + 1) // 2} levels)",
-               "A.Blur → cv2.blur(x, (k, k))", levels=(BLUR_K_MAX + 1) // 2),
+               lambda s, f: {"width": _r(_blur_width(s))}, {"width": [1.0, BLUR_WIDTH_MAX]},
+               f"kernel width w = 1 + {BLUR_WIDTH_MAX - 1:g}·s px, continuous (area-weighted edge taps)",
+               "A.Blur → cv2.blur(x, (k, k))", warp=(2.0, 1.0)),
         Domain("median_blur", "Albumentations", _none_draw, _median_apply,
-               lambda s, f: {"ksize": _k(s, MEDIAN_K_MAX)}, {"ksize": [1, MEDIAN_K_MAX]},
-               f"ksize = 2·round({(MEDIAN_K_MAX - 1) // 2}·s) + 1 ({(MEDIAN_K_MAX + 1) // 2} levels)",
-               "A.MedianBlur → cv2.medianBlur(x, k)", levels=(MEDIAN_K_MAX + 1) // 2),
+               lambda s, f: dict(zip(("ksize", "blend"), (_median_level(s)[0], _r(_median_level(s)[1])), strict=True)),
+               {"ksize": [1, MEDIAN_K_MAX], "blend": [0.0, 1.0]},
+               f"(1 − blend)·median_ksize + blend·median_(ksize+2), ksize = 2·floor({(MEDIAN_K_MAX - 1) // 2}·s) + 1, "
+               f"blend = frac({(MEDIAN_K_MAX - 1) // 2}·s)", "A.MedianBlur → cv2.medianBlur(x, k)", warp=(2.0, 1.0)),
         Domain("hue_saturation_value", "Albumentations", _hsv_draw, _hsv_apply,
                lambda s, f: {**dict(zip(("hue_shift", "sat_shift", "val_shift"), map(_r, _hsv_shifts(s, f)),
                                         strict=True)), "val_sign": f["val_sign"]},
@@ -541,10 +587,13 @@ DOMAINS: dict[str, Domain] = {
                "hue = 0.5·s·U(−1, 1); order of the 4 operations drawn", "A.ColorJitter (torchvision semantics)",
                warp=(1.0, 3.0)),
         Domain("uniform_noise", "Geirhos et al. 2018", _uniform_draw, _uniform_apply,
-               lambda s, f: {"width": _r(s * UNIFORM_WIDTH_MAX), "contrast": UNIFORM_CONTRAST},
-               {"width": [0.0, UNIFORM_WIDTH_MAX], "contrast": UNIFORM_CONTRAST},
-               f"width w = {UNIFORM_WIDTH_MAX:g}·s; grey, contrast {UNIFORM_CONTRAST:g}, + U(−w, w)",
-               "Geirhos et al. (2018) uniform noise", warp=(3.0, 1.0), zero_is_clean=False),
+               lambda s, f: dict(zip(("fade", "contrast", "width"), map(_r, _uniform_parts(s)), strict=True)),
+               {"fade": [0.0, 1.0], "contrast": [1.0, UNIFORM_CONTRAST], "width": [0.0, UNIFORM_WIDTH_MAX]},
+               f"s ≤ {UNIFORM_FADE_END:g}: fade a = s/{UNIFORM_FADE_END:g} to grey with contrast 1 − "
+               f"{1 - UNIFORM_CONTRAST:g}a; s ≥ {UNIFORM_FADE_END:g}: Geirhos' grey, contrast {UNIFORM_CONTRAST:g} "
+               f"image + U(−w, w), w = {UNIFORM_WIDTH_MAX:g}·t², t = (s − {UNIFORM_FADE_END:g})/"
+               f"{1 - UNIFORM_FADE_END:g}",
+               "Geirhos et al. (2018) uniform noise (grey, contrast 0.3, + U(−w, w))", warp=(1.0, 1.0)),
     )
 }  # fmt: skip
 

@@ -7,15 +7,13 @@ fitted (c, Δv) spline. Here each sample is searched directly, per image:
 1. ``reference`` = the clean image as it is stored (encode → decode with the build's codec), scored once
    (:class:`~corruptgen.quality.VIFReference`, float64, one torch thread so that values do not depend on the
    machine's thread count);
-2. the target is ``t = lo + v·(1 − lo)`` with ``v ~ U(0, 1)`` from the sample's generator, where ``lo`` is Δv at
-   s = 0 (0: the clean image) or, for uniform noise and the kernel-size corruptions, the smallest Δv they can
-   produce (Geirhos' grey low-contrast image, the 3 x 3 kernel): ``t ~ U(0, 1)`` for 12 of the 14, and no pile-up
-   at ``lo`` for the others. ``hi`` = Δv at s = 1 is the most this image allows (VIF keeps a floor of ~0.02–0.1
-   for noise or blur that leaves texture); a target above it takes s = 1, the closest achievable image;
+2. the target is ``t = v ∈ [0, 1)``, a uniform quantile from the caller (:func:`~corruptgen.corruptions.vcr.corrupt`
+   draws it from the sample's generator, stratified over an input's repeats); every domain starts at the clean
+   image (Δv = 0 at s = 0). ``hi`` = Δv at s = 1 is the most this image allows (VIF keeps a floor of ~0.02–0.1 for
+   noise or blur that leaves texture); a target above it takes s = 1, the closest achievable image;
 3. rounds of K candidates (batched VIF) inside the current bracket around a monotone (PCHIP) interpolation of
    every point measured so far, in the warped variable ``u`` (:attr:`Domain.warp`), until ``|Δv − t| ≤ tol``, the
-   bracket cannot shrink further, or the round budget is spent; the closest candidate wins. Discrete corruptions
-   (kernel sizes) bracket the level index and return the closest achievable level.
+   bracket cannot shrink further, or the round budget is spent; the closest candidate wins.
 
 Every Δv is measured on the candidate after the same encode → decode as the build applies, so the stored value is
 ``VIF(decoded stored clean, decoded stored corrupted)`` exactly.
@@ -39,11 +37,9 @@ from .domains import Domain
 
 #: Early-stop tolerance on |Δv − target| of the continuous search.
 TOL = 0.004
-#: Maximum number of rounds; half-width (in u) of the first round's 3 candidates around the interpolated guess;
-#: candidates per round for discrete corruptions.
+#: Maximum number of rounds; half-width (in u) of the first round's 3 candidates around the interpolated guess.
 ROUNDS = 8
 FIRST_WIDTH = 0.08
-DISCRETE_CANDIDATES = 3
 
 
 @contextlib.contextmanager
@@ -104,7 +100,7 @@ class Outcome:
 
 @dataclass
 class _Points:
-    """Measured candidates keyed by their search coordinate (u for continuous, the level for discrete)."""
+    """Measured candidates keyed by their search coordinate u."""
 
     domain: Domain
     image: np.ndarray
@@ -113,10 +109,7 @@ class _Points:
     data: dict[float, tuple[float, float, np.ndarray | None]] = field(default_factory=dict)  # x -> (dv, vif, img)
 
     def strength(self, x: float) -> float:
-        d = self.domain
-        if d.levels is not None:
-            return float(x) / (d.levels - 1)
-        return d.strength(x)
+        return self.domain.strength(x)
 
     def measure(self, xs: list[float]) -> None:
         xs = [x for x in dict.fromkeys(xs) if x not in self.data]
@@ -177,17 +170,12 @@ def find_strength(
     tol: float = TOL,
     rounds: int = ROUNDS,
 ) -> Outcome:
-    """Strength whose stored Δv is closest to the target ``lo + v·(hi − lo)`` (see the module docstring)."""
-    if domain.levels is not None:
-        return _search_levels(domain, image, fld, scorer, v, rounds=rounds)
+    """Strength whose stored Δv is closest to the target ``t = v`` (see the module docstring)."""
     pts = _Points(domain, image, fld, scorer)
-    if domain.zero_is_clean:
-        pts.known(0.0, image, 1.0)  # VIF(x, x) = 1 up to rounding; measured below if chosen
-        pts.measure([1.0])
-    else:
-        pts.measure([0.0, 1.0])
+    pts.known(0.0, image, 1.0)  # s = 0 is the clean image: VIF(x, x) = 1 up to rounding; measured below if chosen
+    pts.measure([1.0])
     lo, hi = pts.data[0.0][0], pts.data[1.0][0]
-    target = lo + float(v) * (1.0 - lo)
+    target = float(v)
     width, previous, span = FIRST_WIDTH, None, 2.0
     if target >= hi:  # beyond this image's reach: the strongest corruption is the closest
         rounds = 0
@@ -211,7 +199,7 @@ def find_strength(
         span = hi_x - lo_x
         pts.measure(candidates)
     best = pts.best(target)
-    if best == 0.0 and domain.zero_is_clean:
+    if best == 0.0:
         del pts.data[0.0]
         pts.measure([0.0])
     dv_best, vif_best, img_best = pts.data[best]
@@ -225,34 +213,6 @@ def _around(lo: float, hi: float, g: float, width: float) -> list[float]:
     return sorted(pts)
 
 
-def _search_levels(domain: Domain, image: np.ndarray, fld: dict, scorer: Scorer, v: float, *, rounds: int) -> Outcome:
-    """Discrete corruptions: the level whose Δv is closest to the target, over levels 1..L−1 (level 0, the clean
-    image, is not a corruption; the reachable range starts at level 1)."""
-    pts = _Points(domain, image, fld, scorer)
-    top = float(domain.levels - 1)
-    first = 1.0 if domain.zero_is_clean else 0.0
-    pts.measure([first, top])
-    lo, hi = pts.data[first][0], pts.data[top][0]
-    target = lo + float(v) * (1.0 - lo)
-    if target >= hi:
-        rounds = 0
-    n_rounds = 0
-    for n_rounds in range(1, rounds + 1):  # noqa: B007
-        xs, dv = pts.curve()
-        a, b = _bracket(xs, dv, target)
-        if xs[b] - xs[a] <= 1:
-            break
-        g = _guess(xs, dv, a, b, target)
-        inner = np.arange(int(xs[a]) + 1, int(xs[b]))
-        picks = inner[np.argsort(np.abs(inner - g), kind="stable")[:DISCRETE_CANDIDATES]]
-        pts.measure([float(p) for p in sorted(picks)])
-    best = pts.best(target)
-    dv_best, vif_best, img_best = pts.data[best]
-    return Outcome(img_best, pts.strength(best), vif_best, dv_best, target, (lo, hi), scorer.evaluations, n_rounds)
-
-
 def sample_strength(domain: Domain, u: float) -> float:
-    """The paper's uniform-parameter sampling (Alg. 1, ``c ~ Uniform(C)``): s = u, or a uniform level."""
-    if domain.levels is not None:
-        return min(int(u * domain.levels), domain.levels - 1) / (domain.levels - 1)
+    """The paper's uniform-parameter sampling (Alg. 1, ``c ~ Uniform(C)``): s = u."""
     return float(u)
