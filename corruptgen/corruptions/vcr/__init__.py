@@ -101,7 +101,7 @@ def corrupt(
         else:
             s = sample_strength(domain, v)
             result = domain.apply(image, s, fld)
-            vif = float(scorer.vif([result])[0])
+            vif = scorer.exact(result)
             out = Outcome(result, s, vif, max(0.0, 1.0 - vif), evaluations=scorer.evaluations)
     params: Params = {
         "strength": out.strength,
