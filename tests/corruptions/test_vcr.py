@@ -22,7 +22,7 @@ from corruptgen.corruptions.vcr import (
     smooth_disk,
     stored,
 )
-from corruptgen.corruptions.vcr.domains import box_blur, box_weights
+from corruptgen.corruptions.vcr.ops_blur import box_blur, box_weights
 from corruptgen.preprocess import get_preprocess
 from corruptgen.quality import vif
 

@@ -25,7 +25,9 @@ import numpy as np
 from ...plan import IMAGE_FORMATS
 from ...quality.steerable import MIN_SIZE
 from ..registry import Corruption, Params, register
-from .domains import DOMAINS, NAMES, Domain, poisson_quantile, smooth_disk
+from .domains import DOMAINS, NAMES, Domain
+from .ops_blur import smooth_disk
+from .ops_noise import poisson_quantile
 from .search import Outcome, Scorer, find_strength, one_torch_thread, sample_strength, stored
 
 FAMILY = "vcr"
