@@ -119,6 +119,23 @@ def _gsm_model(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     return s.reshape(r, h // 3, w // 3), lam.to(x.dtype)
 
 
+def gain_and_noise(cov, var_x, var_y, small_x, eps: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """Distortion channel ``y = g·x + v`` from local moments: gain ``g`` and noise variance ``σ_v²``, with the
+    corrections of Sheikh & Bovik's code (flat reference → g = 0, σ_v² = var_y; flat distorted → both 0; negative
+    gain → g = 0, σ_v² = var_y; σ_v² ≥ eps). Shared by the wavelet VIF and the pixel-domain VIF-P."""
+    g = cov / (var_x + eps)
+    sv = var_y - g * cov
+    g = g.masked_fill(small_x, 0)
+    sv = torch.where(small_x, var_y, sv)
+    small_y = var_y < eps
+    g = g.masked_fill(small_y, 0)
+    sv = sv.masked_fill(small_y, 0)
+    negative = g < 0
+    sv = torch.where(negative, var_y, sv)
+    g = g.masked_fill(negative, 0)
+    return g, sv.clamp_min(eps)
+
+
 class _Level:
     """Everything VIF needs from the two reference subbands of one pyramid level (reference batch R)."""
 
@@ -161,17 +178,7 @@ class _Level:
         # the reference's corrections, in its order
         cov = cov.masked_fill(self.neg_x[rows] | (var_y < 0), 0)
         var_y = var_y.clamp_min(0)
-        g = cov / (var_x + TOL)
-        sv = var_y - g * cov
-        g = g.masked_fill(small_x, 0)
-        sv = torch.where(small_x, var_y, sv)
-        small_y = var_y < TOL
-        g = g.masked_fill(small_y, 0)
-        sv = sv.masked_fill(small_y, 0)
-        negative = g < 0
-        sv = torch.where(negative, var_y, sv)
-        g = g.masked_fill(negative, 0)
-        sv = sv.clamp_min(TOL)
+        g, sv = gain_and_noise(cov, var_x, var_y, small_x, TOL)
 
         g, sv = _crop_border(g, self.k), _crop_border(sv, self.k)
         t = g * g * self.s[rows] / (sv + SIGMA_NSQ)

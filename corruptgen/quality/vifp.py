@@ -9,6 +9,7 @@ import numpy as np
 import torch
 
 from .inputs import _as_channels, _as_gray_batch, _default_chunk, _is_batch_broadcast, _resolve_device
+from .vif import gain_and_noise
 
 __all__ = ["vif_p"]
 
@@ -92,19 +93,9 @@ def _vifp_sums(x: torch.Tensor, y: torch.Tensor, sigma_nsq: float) -> tuple[torc
         var_x = (_gaussian_valid(x * x, taps) - mu_x * mu_x).clamp_min(0)
         var_y = (_gaussian_valid(y * y, taps) - mu_y * mu_y).clamp_min(0)
         cov = _gaussian_valid(x * y, taps) - mu_x * mu_y
-        g = cov / (var_x + _VIFP_EPS)
-        sv = var_y - g * cov
         small_x = var_x < _VIFP_EPS
-        g = g.masked_fill(small_x, 0)
-        sv = torch.where(small_x, var_y, sv)
+        g, sv = gain_and_noise(cov, var_x, var_y, small_x, _VIFP_EPS)
         var_x = var_x.masked_fill(small_x, 0)
-        small_y = var_y < _VIFP_EPS
-        g = g.masked_fill(small_y, 0)
-        sv = sv.masked_fill(small_y, 0)
-        negative = g < 0
-        sv = torch.where(negative, var_y, sv)
-        g = g.masked_fill(negative, 0)
-        sv = sv.masked_fill(sv <= _VIFP_EPS, _VIFP_EPS)
         num += torch.log10(1 + g * g * var_x / (sv + sigma_nsq)).sum((-2, -1))
         den += torch.log10(1 + var_x / sigma_nsq).sum((-2, -1))
     return num, den
