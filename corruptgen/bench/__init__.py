@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import CorruptgenError
-from .stages import FAMILIES, Settings, bench_family, materialize_inputs
+from .families import bench_family
+from .stages import FAMILIES, Settings, materialize_inputs
 
 __all__ = ["FAMILIES", "format_table", "parse_families", "peak_rss_mib", "run_bench"]
 
