@@ -74,6 +74,33 @@ def _takes(fn: Callable[..., Any], name: str) -> bool:
         return False
 
 
+def sample_kwargs(fn: Callable[..., Any], plan: Plan, subset: Subset, item_key: str, index: int, repeat: int) -> dict:
+    """The per-sample keywords a corruption function declares: ``sample_index`` (the input's position in the source,
+    for order-based quirks) and ``stratum`` (``(position, count)`` of the sample among its input's repeats)."""
+    extra: dict[str, Any] = {}
+    if _takes(fn, "sample_index"):
+        extra["sample_index"] = index
+    if _takes(fn, "stratum"):
+        count = subset.per_input
+        extra["stratum"] = (_strata(plan.seed, plan.benchmark, subset.name, item_key, count)[repeat], count)
+    return extra
+
+
+def batch_kwargs(batch_fn: Callable[..., Any], indices: list[int]) -> dict:
+    """The keywords a batched corruption declares: ``sample_indices`` (the inputs' positions in the source)."""
+    return {"sample_indices": indices} if _takes(batch_fn, "sample_indices") else {}
+
+
+@functools.lru_cache(maxsize=256)
+def _strata(seed: int, benchmark: str, subset: str, item_key: str, count: int) -> tuple[int, ...]:
+    """π of one input's ``count`` repeats (stratum position of repeat j = π(j)), drawn from the input's key, so it
+    does not depend on chunking or workers (e.g. to stratify a quantile: repeat j uses ``[π(j), π(j) + 1) / count``)."""
+    if count == 1:
+        return (0,)
+    rng = sample_rng(seed, benchmark, subset, item_key + "\x1fstratum")[1]
+    return tuple(int(v) for v in rng.permutation(count))
+
+
 def shard_relpath(plan: Plan, subset: str, chunk: int) -> str:
     return f"data/{subset}/{plan.split}-{chunk:05d}.tar"
 
@@ -149,24 +176,12 @@ class _ChunkRenderer:
             result, params = p.image, {}
         else:
             try:
-                extra = {"sample_index": p.index} if _takes(corruption.fn, "sample_index") else {}
-                if _takes(corruption.fn, "stratum"):
-                    extra["stratum"] = self.stratum(subset, p)
+                extra = sample_kwargs(corruption.fn, self.plan, subset, p.item.key, p.index, p.repeat)
                 result, params = corruption.apply(p.image, p.rng, **dict(subset.options), **extra)
             except Exception as e:  # a corruption that cannot handle this input is counted, never fatal
                 self.skip(p.item, subset.name, f"corruption failed: {type(e).__name__}: {e}")
                 return
         self.write(subset, corruption, p, result, params)
-
-    def stratum(self, subset: Subset, p: _Pending) -> tuple[int, int]:
-        """``(position, count)`` of a sample among the ``count`` repeats of its input, for corruptions that declare
-        ``stratum`` (e.g. to stratify a quantile: sample j uses ``[π(j), π(j) + 1) / count``). π is a permutation
-        drawn per (subset, input) from the input's key, so it does not depend on chunking or workers."""
-        count = subset.per_input
-        if count == 1:
-            return 0, 1
-        rng = sample_rng(self.plan.seed, self.plan.benchmark, subset.name, p.item.key + "\x1fstratum")[1]
-        return int(rng.permutation(count)[p.repeat]), count
 
     def flush(self, subset: Subset) -> None:
         """Run a corruption's batched form over the buffered samples of ``subset`` (in item order)."""
@@ -177,8 +192,7 @@ class _ChunkRenderer:
         assert corruption is not None and corruption.batch_fn is not None
         try:
             images = np.stack([p.image for p in batch])
-            wants_index = _takes(corruption.batch_fn, "sample_indices")
-            extra = {"sample_indices": [p.index for p in batch]} if wants_index else {}
+            extra = batch_kwargs(corruption.batch_fn, [p.index for p in batch])
             results, params = corruption.batch_fn(images, [p.rng for p in batch], device=self.task.device,
                                                   **dict(subset.options), **extra)  # fmt: skip
         except Exception:  # e.g. mixed shapes or one bad input: fall back to one at a time, with fresh generators

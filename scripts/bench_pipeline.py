@@ -21,18 +21,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import corruptgen
+from corruptgen.bench.stages import materialize_inputs
 from corruptgen.chunk import ChunkTask, render_chunk
-from corruptgen.io.sources import open_source
-
-
-def _inputs(folder: Path, copies: int) -> int:
-    src = open_source("samples")
-    for r in range(copies):
-        for i, item in enumerate(src.items()):
-            data = src.read(i)
-            ext = ".jpg" if data[:2] == b"\xff\xd8" else ".png"
-            (folder / f"{item.key}_{r:03d}{ext}").write_bytes(data)
-    return copies * len(src)
 
 
 def _digests(root: Path) -> dict[str, str]:
@@ -51,9 +41,9 @@ def main() -> None:
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        (tmp / "in").mkdir()
-        n = _inputs(tmp / "in", args.copies)
-        plan = corruptgen.make_plan(args.family, source=f"imagefolder:{tmp / 'in'}", subsets=args.subsets, clean=False)
+        inputs = materialize_inputs("samples", 10 * args.copies, tmp / "in")
+        n = inputs.count
+        plan = corruptgen.make_plan(args.family, source=inputs.spec, subsets=args.subsets, clean=False)
         names = tuple(s.name for s in plan.subsets)
         schedules = [0, *(int(t) for t in args.threads.split(","))]
         times: dict[int, list[float]] = {t: [] for t in schedules}

@@ -40,3 +40,12 @@ def protocol_images() -> list[np.ndarray]:
 
     pre = get_preprocess("syn2nat")
     return [pre(getattr(skimage.data, n)()) for n in ("astronaut", "coffee", "chelsea", "rocket")]
+
+
+@pytest.fixture
+def hf_cache(tmp_path_factory, monkeypatch):
+    """A private Hugging Face datasets cache (loading shards with ``datasets`` writes there), progress bars off."""
+    import datasets
+
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", tmp_path_factory.mktemp("hf_cache"))
+    datasets.disable_progress_bars()

@@ -21,14 +21,6 @@ COMMON = ("gaussian_noise", "shot_noise", "impulse_noise", "defocus_blur", "glas
 EXTRA = ("speckle_noise", "gaussian_blur", "spatter", "saturate")
 
 
-@pytest.fixture
-def hf_cache(tmp_path_factory, monkeypatch):
-    import datasets
-
-    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", tmp_path_factory.mktemp("hf_cache"))
-    datasets.disable_progress_bars()
-
-
 def names(plan) -> list[str]:
     return [s.name for s in plan.subsets]
 

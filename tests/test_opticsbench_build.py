@@ -20,14 +20,6 @@ pytestmark = pytest.mark.skipif(not STACK_RG.is_file(), reason="published kernel
 MAIN = [f"{c}_s{s}" for c in ("astigmatism", "coma", "defocus_spherical", "trefoil") for s in range(1, 6)]
 
 
-@pytest.fixture
-def hf_cache(tmp_path_factory, monkeypatch):
-    import datasets
-
-    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", tmp_path_factory.mktemp("hf_cache"))
-    datasets.disable_progress_bars()
-
-
 def names(plan) -> list[str]:
     return [s.name for s in plan.subsets]
 

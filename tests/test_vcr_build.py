@@ -23,14 +23,6 @@ NAMES = ("shot_noise", "impulse_noise", "gaussian_noise", "glass_blur", "gaussia
          "uniform_noise")  # fmt: skip
 
 
-@pytest.fixture
-def hf_cache(tmp_path_factory, monkeypatch):
-    import datasets
-
-    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", tmp_path_factory.mktemp("hf_cache"))
-    datasets.disable_progress_bars()
-
-
 def read_shard(path: Path) -> dict[str, dict[str, bytes]]:
     out: dict[str, dict[str, bytes]] = {}
     with tarfile.open(path) as tar:

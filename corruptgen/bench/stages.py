@@ -168,29 +168,29 @@ def family_plan(family: str, inputs: Inputs, settings: Settings):
 
 def _corrupt_subset(plan, subset, images, keys, settings: Settings, clock: Clock) -> list[tuple[str, int, Any, Any]]:
     """(key, input index, output, params) of one subset over every input, timed into ``clock`` (as the engine)."""
-    from ..chunk import _takes
+    from ..chunk import batch_kwargs, sample_kwargs
     from ..corruptions import get
     from ..seeding import sample_rng
 
     corruption = get(subset.corruption)
     options = dict(subset.options)
-    jobs = [(key, i) for i, item_key in enumerate(keys) for key in subset.sample_keys(item_key)]
+    jobs = [
+        (key, i, item_key, r) for i, item_key in enumerate(keys) for r, key in enumerate(subset.sample_keys(item_key))
+    ]
     out = []
     if corruption.batch_fn is not None:
-        wants_index = _takes(corruption.batch_fn, "sample_indices")
         for start in range(0, len(jobs), settings.batch_size):
             part = jobs[start : start + settings.batch_size]
-            rngs = [sample_rng(plan.seed, plan.benchmark, subset.name, key)[1] for key, _ in part]
-            extra = {"sample_indices": [i for _, i in part]} if wants_index else {}
+            rngs = [sample_rng(plan.seed, plan.benchmark, subset.name, key)[1] for key, *_ in part]
+            extra = batch_kwargs(corruption.batch_fn, [i for _, i, *_ in part])
             with clock:
-                batch = np.stack([images[i] for _, i in part])
+                batch = np.stack([images[i] for _, i, *_ in part])
                 results, params = corruption.batch_fn(batch, rngs, device=settings.device, **options, **extra)
-            out.extend((key, i, r, p) for (key, i), r, p in zip(part, results, params, strict=True))
+            out.extend((key, i, r, p) for (key, i, *_), r, p in zip(part, results, params, strict=True))
         return out
-    wants_index = _takes(corruption.fn, "sample_index")
-    for key, i in jobs:
+    for key, i, item_key, repeat in jobs:
         _, rng = sample_rng(plan.seed, plan.benchmark, subset.name, key)
-        extra = {"sample_index": i} if wants_index else {}
+        extra = sample_kwargs(corruption.fn, plan, subset, item_key, i, repeat)
         with clock:
             result, params = corruption.apply(images[i], rng, **options, **extra)
         out.append((key, i, result, params))

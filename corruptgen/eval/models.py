@@ -15,7 +15,6 @@ are read from the object's ``input_size``, ``mean``, ``std`` attributes (default
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 import inspect
 import json
@@ -28,6 +27,7 @@ from typing import Any
 import torch
 
 from ..errors import CorruptgenError, UnknownNameError
+from ..io.shards import sha256_file
 
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
 IMAGENET_STD = (0.229, 0.224, 0.225)
@@ -92,14 +92,6 @@ class EvalModel:
         return {"name": self.name, "spec": self.spec, "input_size": self.input_size, "mean": list(self.mean),
                 "std": list(self.std), "num_classes": self.num_classes, "source": self.source,
                 "weights": self.weights, "device": self.device}  # fmt: skip
-
-
-def sha256_file(path: str | os.PathLike) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while block := f.read(1 << 20):
-            h.update(block)
-    return h.hexdigest()
 
 
 # ---- built-in models ------------------------------------------------------------------------------------------------

@@ -29,7 +29,8 @@ def _category_names(benchmark: str) -> dict:
     return getattr(module, "CATEGORY_NAMES", {}) or {}
 
 
-def _human_bytes(n: float) -> str:
+def human_bytes(n: float) -> str:
+    """``1536`` → ``1.5 KB`` (binary units), for cards and push summaries."""
     for unit in ("B", "KB", "MB", "GB", "TB"):
         if n < 1024 or unit == "TB":
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
@@ -48,11 +49,11 @@ def _subsets_table(build: Build) -> str:
         sev = "" if s.get("severity") is None else str(s["severity"])
         corr = s.get("corruption") or "— (clean reference)"
         rows.append(f"| `{name}` | {corr} | {cat_text} | {sev} | {build.samples(name):,} | {len(build.shards(name))} "
-                    f"| {_human_bytes(build.nbytes(name))} |")  # fmt: skip
+                    f"| {human_bytes(build.nbytes(name))} |")  # fmt: skip
     counts = build.manifest.get("counts", {})
     total = sum(build.samples(n) for n in build.configs())
     rows.append(f"| **total** | | | | **{total:,}** | {sum(len(build.shards(n)) for n in build.configs())} | "
-                f"{_human_bytes(sum(build.nbytes(n) for n in build.configs()))} |")  # fmt: skip
+                f"{human_bytes(sum(build.nbytes(n) for n in build.configs()))} |")  # fmt: skip
     notes = [f"{counts.get('inputs', '?')} source images; {counts.get('skipped_inputs', 0)} skipped (unreadable or "
              f"too large; listed in `manifest.json`), {counts.get('failed_samples', 0)} failed samples."]  # fmt: skip
     empty = [n for n in build.subset_names() if n not in build.configs()]

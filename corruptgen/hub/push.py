@@ -20,6 +20,7 @@ from ..errors import CorruptgenError
 from ..io.shards import sha256_file
 from ..manifest import MANIFEST
 from .card import ASSET_DIR, README, Build, Card, render_card, save_card
+from .card_body import human_bytes
 
 REPO_TYPE = "dataset"
 ALLOW_PATTERNS = [README, MANIFEST, f"{ASSET_DIR}/*.png", "data/*/*.tar"]
@@ -51,10 +52,10 @@ class PushPlan:
 
     def describe(self) -> str:
         """Human-readable listing (what ``--dry-run`` prints before the card)."""
-        lines = [f"would upload {len(self.files)} files ({_human(self.nbytes)}) to {self.url} (revision "
+        lines = [f"would upload {len(self.files)} files ({human_bytes(self.nbytes)}) to {self.url} (revision "
                  f"{self.revision}) in one upload_folder call:", f"  commit: {self.commit_message}"]  # fmt: skip
         sizes = {rel: _size(self.root, rel, self.card) for rel in self.files}
-        lines += [f"  {rel}  ({_human(sizes[rel])})" for rel in self.files]
+        lines += [f"  {rel}  ({human_bytes(sizes[rel])})" for rel in self.files]
         if self.gated:
             lines.append("  access gated on the ImageNet terms (repository setting gated=auto)")
         return "\n".join(lines)
@@ -65,14 +66,6 @@ class PushResult:
     plan: PushPlan
     commit_url: str | None = None
     notes: list[str] = field(default_factory=list)
-
-
-def _human(n: float) -> str:
-    for unit in ("B", "KB", "MB", "GB", "TB"):
-        if n < 1024 or unit == "TB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n} B"
 
 
 def _size(root: Path, rel: str, card: Card | None) -> int:

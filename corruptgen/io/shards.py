@@ -92,13 +92,21 @@ class ShardWriter:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._tmp = partial_path(self.path)
-        self._file = open(self._tmp, "wb")  # closed in commit() or abort()
+        self._start(open(self._tmp, "wb"))  # closed in commit() or abort()
+
+    def _start(self, file: Any) -> None:
+        self._file = file
+        self._hash = hashlib.sha256()  # of the bytes as written: no re-read on commit
         self._size = 0
         self.count = 0
 
     def _write(self, data: bytes) -> None:
         self._file.write(data)
+        self._hash.update(data)
         self._size += len(data)
+
+    def _record(self) -> dict[str, Any]:
+        return {"sha256": self._hash.hexdigest(), "bytes": self._size, "samples": self.count}
 
     def add(self, key: str, fields: dict[str, bytes]) -> None:
         """Add one sample; fields are written in sorted extension order, keys must not contain dots."""
@@ -123,7 +131,7 @@ class ShardWriter:
         """Finish the archive, fsync and rename into place; return ``{"sha256", "bytes", "samples"}``."""
         self._finish()
         os.replace(self._tmp, self.path)
-        return {"sha256": sha256_file(self.path), "bytes": self.path.stat().st_size, "samples": self.count}
+        return self._record()
 
     def abort(self) -> None:
         """Drop the partial file."""
@@ -146,15 +154,14 @@ class RemoteShardWriter(ShardWriter):
         self._location, self._rel = location(url), rel
         self.path = self._location.url_of(rel)  # type: ignore[assignment]
         self._temp = temp_file(".tar" + PARTIAL_SUFFIX)
-        self._file, self._tmp = self._temp.file, self._temp.path
-        self._size = 0
-        self.count = 0
+        self._tmp = self._temp.path
+        self._start(self._temp.file)
 
     def commit(self) -> dict[str, Any]:
-        """Finish the archive, hash it, upload it with one put; return ``{"sha256", "bytes", "samples"}``."""
+        """Finish the archive, upload it with one put; return ``{"sha256", "bytes", "samples"}``."""
         try:
             self._finish()
-            record = {"sha256": sha256_file(self._tmp), "bytes": self._tmp.stat().st_size, "samples": self.count}
+            record = self._record()
             self._location.put_file(self._tmp, self._rel)
         finally:
             self._temp.close()
@@ -171,12 +178,17 @@ def open_shard(out_dir: str | os.PathLike, rel: str) -> ShardWriter:
     return RemoteShardWriter(str(out_dir), rel)
 
 
-def sha256_file(path: str | os.PathLike, chunk: int = 1 << 20) -> str:
+def sha256_stream(f: Any, chunk: int = 1 << 20) -> str:
+    """sha256 of a binary file object, read in chunks (never held whole in memory)."""
     h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while block := f.read(chunk):
-            h.update(block)
+    while block := f.read(chunk):
+        h.update(block)
     return h.hexdigest()
+
+
+def sha256_file(path: str | os.PathLike, chunk: int = 1 << 20) -> str:
+    with open(path, "rb") as f:
+        return sha256_stream(f, chunk)
 
 
 def remove_partials(root: str | os.PathLike) -> int:

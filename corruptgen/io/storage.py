@@ -18,7 +18,6 @@ needs access (credentials) to the output location.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import tempfile
@@ -126,14 +125,13 @@ class Location:
 
     def sha256(self, rel: str, chunk: int = 1 << 22) -> str | None:
         """sha256 of the object, streamed (never held whole in memory); ``None`` if it does not exist."""
-        h = hashlib.sha256()
+        from .shards import sha256_stream
+
         try:
             with self.fs.open(self.path(rel), "rb") as f:
-                while block := f.read(chunk):
-                    h.update(block)
+                return sha256_stream(f, chunk)
         except FileNotFoundError:
             return None
-        return h.hexdigest()
 
     def put_file(self, local: str | os.PathLike, rel: str) -> None:
         """Upload a complete local file to ``rel`` with one put (atomic on object stores)."""

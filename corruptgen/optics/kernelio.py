@@ -11,7 +11,6 @@ Two formats are read by :func:`load_kernels`:
 
 from __future__ import annotations
 
-import hashlib
 import io
 import os
 import zipfile
@@ -20,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import CorruptgenError
+from ..io.shards import sha256_file
 
 #: Stack layout: (mode, severity, colour, y, x).
 STACK_SHAPE = (8, 5, 3, 25, 25)
@@ -35,15 +35,6 @@ PUBLISHED_SHA256 = {
 }
 # A fixed zip timestamp so that saved files are byte-identical across runs.
 _ZIP_DATE = (1980, 1, 1, 0, 0, 0)
-
-
-def sha256_file(path: str | os.PathLike) -> str:
-    """Hex sha256 of a file's bytes."""
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def _check_stack(kernels: np.ndarray, where: str) -> np.ndarray:
