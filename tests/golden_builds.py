@@ -1,0 +1,61 @@
+"""Build recipes whose image/label member hashes are pinned in ``tests/data/golden_members.json``.
+
+Run ``python tests/golden_builds.py`` to (re)record them — only when a change is meant to alter output bytes, and say
+so in the commit message. ``tests/test_golden_bytes.py`` rebuilds and compares.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+import tarfile
+import tempfile
+from pathlib import Path
+
+GOLDEN = Path(__file__).parent / "data" / "golden_members.json"
+#: family -> build keyword arguments (sample photos, a few subsets each)
+RECIPES: dict[str, dict] = {
+    "syn2nat": {"subsets": "solarize,random_sun_flare,iso_noise,affines,color_jitter", "limit": 4},
+    "imagenet-c": {"subsets": "gaussian_noise,glass_blur,frost,jpeg_compression", "severities": "1,5", "limit": 3},
+    "imagenet-p": {"subsets": "gaussian_noise,translate", "difficulty": 1, "limit": 2},
+    "vcr": {"subsets": "gaussian_blur,brightness", "per_image": 2, "limit": 3},
+    "opticsbench-rg": {"subsets": "coma", "severities": "2", "limit": 2},
+    "opticsbench": {"subsets": "defocus_spherical,astigmatism,defocus_disk", "severities": "1,5", "limit": 3},
+}
+#: member extensions whose bytes are pinned (json metadata may gain fields)
+PINNED = (".jpg", ".png", ".webp", ".cls")
+
+
+def member_hashes(root: Path) -> dict[str, str]:
+    """sha256 of every pinned member of every shard below ``root``: ``"<shard>/<member>" -> hex``."""
+    out = {}
+    for shard in sorted(root.rglob("*.tar")):
+        with tarfile.open(shard) as tar:
+            for m in tar.getmembers():
+                if m.name.endswith(PINNED):
+                    out[f"{shard.relative_to(root).as_posix()}/{m.name}"] = hashlib.sha256(
+                        tar.extractfile(m).read()
+                    ).hexdigest()
+    return out
+
+
+def build_hashes(family: str, out: Path) -> dict[str, str]:
+    import corruptgen
+
+    corruptgen.build(family, out=out, **RECIPES[family])
+    return member_hashes(out / family)
+
+
+def main(families: list[str]) -> None:
+    golden = json.loads(GOLDEN.read_text()) if GOLDEN.exists() else {}
+    for family in families or list(RECIPES):
+        with tempfile.TemporaryDirectory() as tmp:
+            golden[family] = build_hashes(family, Path(tmp))
+        print(f"{family}: {len(golden[family])} members")
+    GOLDEN.parent.mkdir(exist_ok=True)
+    GOLDEN.write_text(json.dumps(golden, indent=1, sort_keys=True) + "\n")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
