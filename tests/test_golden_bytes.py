@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from golden_builds import GOLDEN, RECIPES, build_hashes
 
 

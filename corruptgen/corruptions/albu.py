@@ -1,7 +1,8 @@
 """Adapter from albumentations transforms to corruptgen's ``fn(image, rng) -> (image, params)``.
 
 Each call seeds the transform from the sample's own generator (``set_random_seed``), applies it and reads back the
-parameters it drew (``get_applied_params``), so a sample's output depends only on its seed.
+parameters it drew (``get_applied_params``, reshaped by the transform's ``recorded_params`` when it has one, so every
+parameter keeps one JSON type across samples), so a sample's output depends only on its seed.
 """
 
 from __future__ import annotations
@@ -53,6 +54,9 @@ def albumentations_fn(factory: Callable[[], Any]) -> ApplyFn:
             transform = local.transform = factory()
         transform.set_random_seed(int(rng.integers(0, 2**32)))
         out = transform(image=image)["image"]
-        return np.ascontiguousarray(out, dtype=np.uint8), json_safe(transform.get_applied_params())
+        params = transform.get_applied_params()
+        if hasattr(transform, "recorded_params"):  # a port that stores its draws in a loader-friendly shape
+            params = transform.recorded_params(params)
+        return np.ascontiguousarray(out, dtype=np.uint8), json_safe(params)
 
     return apply

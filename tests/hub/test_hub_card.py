@@ -54,8 +54,10 @@ def test_card_metadata_is_valid_hub_metadata(syn2nat_carded):
     assert set(infos["affines"].features["json"]["params"]) == {"fill", "interpolation", "matrix", "rotate", "scale"}
     assert infos["posterize"].features["json"]["params"] == {"num_bits": datasets.Value("int64")}
     assert isinstance(infos["clean"].features["json"]["params"], datasets.Json)  # {}: no fields
-    circles = infos["random_sun_flare"].features["json"]["params"]["circles"]  # [float, [int, int], int, [r, g, b]]
-    assert circles == datasets.List(datasets.List(datasets.Json()))
+    circles = infos["random_sun_flare"].features["json"]["params"]["circles"]  # records of one type each
+    ints = datasets.List(datasets.Value("int64"))
+    record = {"alpha": datasets.Value("float64"), "center": ints, "color": ints, "radius": datasets.Value("int64")}
+    assert circles == datasets.List(record)
     assert (root / card_mod.GRID).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     body = card.text
     for needle in (

@@ -52,7 +52,7 @@ def _check(name: str, field: str, value: Any, domain: tuple) -> Any:
                 raise bad
             value = int(value)
         else:
-            value = float(value) if not isinstance(value, Integral) else int(value)
+            value = float(value)  # one JSON type per parameter whatever the table row holds
         if (lo is not None and value < lo) or (hi is not None and value > hi):
             raise bad
         return value

@@ -132,6 +132,13 @@ class LegacySunFlare(ImageOnlyTransform):
             circles.append((alpha, (int(xs[idx]), int(ys[idx])), rad**3, colour))
         return {"angle": angle, "flare_center_x": cx, "flare_center_y": cy, "circles": circles}
 
+    @staticmethod
+    def recorded_params(params: dict[str, Any]) -> dict[str, Any]:
+        """The drawn circles as records (``alpha``, ``center``, ``radius``, ``color``): one JSON type per field."""
+        circles = [{"alpha": float(a), "center": [int(x), int(y)], "radius": int(r), "color": [int(c) for c in col]}
+                   for a, (x, y), r, col in params.get("circles", ())]  # fmt: skip
+        return {**params, "circles": circles}
+
     def get_params_dependent_on_data(self, params: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
         h, w = _hw(params)
         for _ in range(self._MAX_ATTEMPTS):

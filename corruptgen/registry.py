@@ -1,0 +1,122 @@
+"""One registry pattern for everything corruptgen looks up by name.
+
+Corruptions, benchmark families, image sources, preprocessing presets, evaluation models, metric families and CLI
+commands are each a :class:`Registry`. Entries register themselves when their module is imported (like timm's
+``@register_model``); a registry that names ``discover`` packages imports every module and sub-package below them
+on the first look-up, so adding an entry never means editing a list. :meth:`Registry.get` is the one door and
+suggests near names on a miss.
+
+Example:
+    >>> colours = Registry("colour")
+    >>> @colours.register("red", aliases=("rouge",))
+    ... def red() -> str:
+    ...     return "#f00"
+    >>> colours.get("rouge")()
+    '#f00'
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import pkgutil
+from collections.abc import Callable, Iterator
+from typing import Generic, TypeVar, overload
+
+from .errors import UnknownNameError
+
+T = TypeVar("T")
+
+
+class Registry(Generic[T]):
+    """Name → entry, with aliases, near-name errors and discovery of the modules that register entries.
+
+    Args:
+        kind: what an entry is, for messages (``"benchmark family"``).
+        discover: packages whose direct modules and sub-packages are imported before the first look-up (a
+            sub-package's ``__init__`` imports whatever of it registers entries).
+        hint: appended to a miss message when no near name exists (e.g. ``"see `corruptgen list`"``).
+    """
+
+    def __init__(self, kind: str, *, discover: tuple[str, ...] = (), hint: str = "") -> None:
+        self.kind = kind
+        self._discover = discover
+        self._hint = hint
+        self._entries: dict[str, T] = {}
+        self._aliases: dict[str, str] = {}
+        self._loaded = not discover
+
+    # ------------------------------------------------------------------ registering
+    @overload
+    def register(self, name: str, entry: None = None, *, aliases: tuple[str, ...] = ()) -> Callable[[T], T]: ...
+
+    @overload
+    def register(self, name: str, entry: T, *, aliases: tuple[str, ...] = ()) -> T: ...
+
+    def register(self, name: str, entry: T | None = None, *, aliases: tuple[str, ...] = ()):
+        """Add ``entry`` under ``name`` (and ``aliases``); without ``entry``, a decorator. Duplicates are errors."""
+
+        def add(obj: T) -> T:
+            for key in (name, *aliases):
+                if key in self._entries or key in self._aliases:
+                    raise ValueError(f"{self.kind} {key!r} registered twice")
+            self._entries[name] = obj
+            self._aliases.update({alias: name for alias in aliases})
+            return obj
+
+        return add if entry is None else add(entry)
+
+    # ------------------------------------------------------------------ looking up
+    def _ensure_loaded(self) -> None:
+        if self._loaded:
+            return
+        self._loaded = True
+        for package in self._discover:
+            import_all(package)
+
+    def canonical(self, name: str) -> str:
+        """The registered name ``name`` stands for (itself or the target of an alias); unknown names fail."""
+        self._ensure_loaded()
+        if name in self._entries:
+            return name
+        if name in self._aliases:
+            return self._aliases[name]
+        raise UnknownNameError(self.miss_message(name))
+
+    def get(self, name: str) -> T:
+        """The entry registered as ``name`` (or an alias of it)."""
+        return self._entries[self.canonical(name)]
+
+    def names(self) -> list[str]:
+        """Registered names (aliases excluded), in registration order."""
+        self._ensure_loaded()
+        return list(self._entries)
+
+    def items(self) -> Iterator[tuple[str, T]]:
+        self._ensure_loaded()
+        return iter(list(self._entries.items()))
+
+    def __contains__(self, name: object) -> bool:
+        self._ensure_loaded()
+        return name in self._entries or name in self._aliases
+
+    def __len__(self) -> int:
+        self._ensure_loaded()
+        return len(self._entries)
+
+    def miss_message(self, name: str) -> str:
+        known = [*self._entries, *self._aliases]
+        near = difflib.get_close_matches(name, known, n=3, cutoff=0.5)
+        if near:
+            hint = f"; did you mean {', '.join(near)}?"
+        else:
+            hint = f"; {self._hint}" if self._hint else f"; known: {', '.join(sorted(self._entries))}"
+        return f"unknown {self.kind} {name!r}{hint}"
+
+
+def import_all(package: str) -> None:
+    """Import ``package`` and its direct modules and sub-packages, private (``_x``) ones excepted."""
+    pkg = importlib.import_module(package)
+    for info in pkgutil.iter_modules(getattr(pkg, "__path__", []), prefix=f"{package}."):
+        if not info.name.rsplit(".", 1)[-1].startswith("_"):
+            importlib.import_module(info.name)
