@@ -5,17 +5,16 @@
 >>> corruptgen.build("syn2nat", out="corruptgen-out")  # doctest: +SKIP
 """
 
-from . import augment, corruptions
+from . import _moved, augment, corruptions  # noqa: F401 (_moved: old import paths of moved modules keep working)
+from ._version import __version__
 from .api import build, make_plan
-from .benchmarks import get_benchmark, list_benchmarks
 from .engine import BuildResult, render
 from .errors import CorruptgenError
 from .executors import RayOptions
+from .family import get_benchmark, list_benchmarks
 from .hub import load, torch_loader
 from .manifest import load_manifest, verify
 from .plan import Plan, SourceSpec, Subset
-
-__version__ = "0.1.0"
 
 __all__ = [
     "BuildResult",

@@ -9,7 +9,7 @@
 every registered corruption, with ``severity=`` passed to those that take it). Every call draws from its own
 generator seeded from ``(seed, epoch, key)`` or ``(seed, epoch, DataLoader worker, call count)``, so runs are
 reproducible and workers do not repeat each other. ``OpticsAugment`` (Müller et al., ICCVW 2023, Algorithm 1) is
-re-exported from :mod:`corruptgen.optics.augment` when that module is installed.
+re-exported from :mod:`corruptgen.families.opticsbench.augment` when that module is installed.
 """
 
 from __future__ import annotations
@@ -294,12 +294,12 @@ def _check_array(image: np.ndarray) -> np.ndarray:
 
 
 def __getattr__(name: str) -> Any:
-    """Lazily re-export ``OpticsAugment`` from :mod:`corruptgen.optics.augment` when it exists."""
+    """Lazily re-export ``OpticsAugment`` from :mod:`corruptgen.families.opticsbench.augment` when it exists."""
     if name == "OpticsAugment":
         import importlib
         import importlib.util
 
-        if importlib.util.find_spec("corruptgen.optics.augment") is None:
-            raise AttributeError("OpticsAugment is not available: corruptgen.optics.augment is not installed")
-        return importlib.import_module("corruptgen.optics.augment").OpticsAugment
+        if importlib.util.find_spec("corruptgen.families.opticsbench.augment") is None:
+            raise AttributeError("OpticsAugment is not available: its family folder is not installed")
+        return importlib.import_module("corruptgen.families.opticsbench.augment").OpticsAugment
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

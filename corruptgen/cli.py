@@ -63,17 +63,25 @@ def _add_build(sub) -> None:
     p.add_argument("--overwrite", action="store_true", help="replace a different build in the output directory")
     p.add_argument("--no-progress", dest="progress", action="store_false")
     p.add_argument("--size", type=positive_int, default=None, help="output crop size (preprocessing scaled to it)")
-    fam = p.add_argument_group("family options (each benchmark family accepts its own)")
-    fam.add_argument("--severities", default=None, help="imagenet-c, opticsbench: e.g. 1,3,5 or 1..5")
-    fam.add_argument("--extra", action="store_true", default=None, help="imagenet-c: + the 4 validation corruptions")
-    fam.add_argument("--difficulty", type=int, default=None, help="imagenet-p: difficulty 1-3")
-    fam.add_argument("--per-image", type=positive_int, default=None, help="vcr: samples per source image")
-    fam.add_argument("--delta-v", default=None, help="vcr: uniform (target uniform perceived change) or param")
-    fam.add_argument("--kernels", default=None, help="opticsbench: kernel stack (.npz or published .pt)")
-    fam.add_argument("--compat", default=None, help="opticsbench: reproduce a paper's generation quirks")  # fmt: skip
 
 
-_FAMILY_FLAGS = ("severities", "extra", "difficulty", "per_image", "delta_v", "kernels", "compat")
+def add_family_options(build_parser: argparse.ArgumentParser) -> list[str]:
+    """Add every registered family's own options (``Benchmark.options``) as flags; returns their keyword names."""
+    from .family import get_benchmark, list_benchmarks
+
+    declared: dict[str, tuple[object, list[str]]] = {}
+    for name in list_benchmarks():
+        for option in get_benchmark(name).options:
+            declared.setdefault(option.name, (option, []))[1].append(name)
+    group = build_parser.add_argument_group("family options (each benchmark family accepts its own)")
+    for option, families in declared.values():
+        kwargs: dict = {"default": None, "help": f"{', '.join(families)}: {option.help}"}
+        if option.kind == "flag":
+            kwargs["action"] = "store_true"
+        elif option.kind == "int":
+            kwargs["type"] = int
+        group.add_argument(option.flag, dest=option.name, **kwargs)
+    return list(declared)
 
 
 def _cmd_build(args) -> int:
@@ -87,7 +95,7 @@ def _cmd_build(args) -> int:
         label_column=args.label_column, max_pixels=args.max_pixels, overwrite=args.overwrite, progress=args.progress,
         device=args.device, batch_size=args.batch_size, io_threads=args.io_threads, size=args.size, engine=args.engine,
         ray=RayOptions(address=args.address, num_cpus=args.task_cpus, num_gpus=args.task_gpus),
-        **{k: getattr(args, k) for k in _FAMILY_FLAGS if getattr(args, k) is not None},
+        **{k: getattr(args, k) for k in args.family_options if getattr(args, k) is not None},
     )  # fmt: skip
     print(result.summary())
     counts = result.manifest["counts"]
@@ -98,10 +106,8 @@ def _cmd_build(args) -> int:
 
 
 def _cmd_list(args) -> int:
-    import importlib
-
-    from .benchmarks import get_benchmark, list_benchmarks
     from .corruptions import get
+    from .family import get_benchmark, list_benchmarks
 
     if args.benchmark is None:
         for name in list_benchmarks():
@@ -109,9 +115,7 @@ def _cmd_list(args) -> int:
             print(f"{name:14s} {b.title}: {len(b.subsets) - 1} subsets, {len(b.default_subsets)} by default")
         return 0
     bench = get_benchmark(args.benchmark)
-    from .benchmarks.base import _BENCHMARKS
-
-    names = getattr(importlib.import_module(_BENCHMARKS[bench.name].__module__), "CATEGORY_NAMES", {})
+    names = bench.category_names
     rows = []
     for name, subset in bench.subsets.items():
         if subset.corruption is None or name == "clean":
@@ -138,7 +142,7 @@ def _cmd_list(args) -> int:
 
 
 def _cmd_select(args) -> int:
-    from .benchmarks.syn2nat import syn2nat_categories
+    from .families.syn2nat.benchmark import syn2nat_categories
     from .selection import balance_std, count_possible, generate_benchmarks, load_categories, substitution_study
 
     categories = load_categories(args.categories) if args.categories else syn2nat_categories()
@@ -211,7 +215,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _version() -> str:
-    from . import __version__
+    from ._version import __version__
 
     return __version__
 
@@ -221,7 +225,7 @@ _COMMANDS = {"build": _cmd_build, "list": _cmd_list, "select": _cmd_select, "ver
 #: Modules that add subcommands: each defines ``add_commands(subparsers) -> dict[name, handler]`` (skipped if absent).
 COMMAND_MODULES = (
     "corruptgen.quality.cli",
-    "corruptgen.optics.cli",
+    "corruptgen.families.opticsbench.cli",
     "corruptgen.eval.cli",
     "corruptgen.hub.cli",
     "corruptgen.bench.cli",
@@ -247,6 +251,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     commands = {**_COMMANDS, **_extension_commands(sub)}
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if next((a for a in argv if not a.startswith("-")), None) == "build":  # families load only when building
+        sub.choices["build"].set_defaults(family_options=add_family_options(sub.choices["build"]))
     args = parser.parse_args(argv)
     try:
         return commands[args.command](args)

@@ -39,7 +39,7 @@ def main() -> int:
 
     from corruptgen.bench.baselines import imagenet_c_reference, imagenet_c_reference_fn
     from corruptgen.corruptions import get
-    from corruptgen.corruptions.imagenet_c import TABLES
+    from corruptgen.families.imagenet_c import TABLES
     from corruptgen.preprocess import get_preprocess
 
     cv2.setNumThreads(args.threads)

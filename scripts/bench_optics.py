@@ -3,7 +3,7 @@
 
 The OpticsBench reference generator (spec opticsbench.md §4) filters one image and one colour channel at a time
 (``F.conv2d(img[:, c:c+1], kernel[:, c:c+1], padding='same')``). Ours filters a whole batch with per-image kernels in
-one call (:func:`corruptgen.optics.conv.psf_conv`, FFT for 25×25). Also timed: the float64 corruption path
+one call (:func:`corruptgen.families.opticsbench.conv.psf_conv`, FFT for 25×25). Also timed: the float64 corruption path
 (``batch_fn``: uint8 in, quantised uint8 out) and the end-to-end engine (``build opticsbench``: decode, preprocess,
 20 subsets + clean, JPEG, shards). Medians of ``--repeats``.
 
@@ -27,9 +27,9 @@ from PIL import Image
 
 from corruptgen.bench.baselines import conv2d_loop
 from corruptgen.corruptions import get
-from corruptgen.corruptions.optics import load_stack
 from corruptgen.engine import render
-from corruptgen.optics.conv import psf_conv
+from corruptgen.families.opticsbench.conv import psf_conv
+from corruptgen.families.opticsbench.corruptions import load_stack
 from corruptgen.plan import SourceSpec
 from corruptgen.preprocess import get_preprocess
 

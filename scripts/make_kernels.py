@@ -27,7 +27,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from corruptgen.optics import kernelio, psf, stats, zernike  # noqa: E402
+from corruptgen.families.opticsbench import kernelio, psf, stats, zernike  # noqa: E402
 
 CITE = (
     "Müller, Braun, Keuper: Classification robustness to common optical aberrations, ICCV 2023 Workshops (AROW), "
@@ -98,7 +98,7 @@ def main(argv=None) -> int:
 
     std = psf.kernel_stack(psf.OPTICSBENCH)  # for the disk ↔ OpticsBench size comparison below
     provenance = {
-        "generator": "scripts/make_kernels.py (corruptgen.optics.psf)",
+        "generator": "scripts/make_kernels.py (corruptgen.families.opticsbench.psf)",
         "paper": CITE,
         "software": {"prysm": psf.prysm_version(), "numpy": np.__version__, "scipy": scipy.__version__},
         "layout": "kernels[mode, severity, colour, y, x]; modes = fringe Z4..Z11; colours R, G, B; L1 = 1 per colour",

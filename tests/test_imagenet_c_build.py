@@ -62,7 +62,7 @@ def test_imagenet_c_selection():
 
 
 def test_imagenet_c_corruptions_are_registered():
-    from corruptgen.corruptions.imagenet_c import tables
+    from corruptgen.families.imagenet_c import tables
 
     assert tables.COMMON == COMMON and tables.EXTRA == EXTRA
     for name in COMMON + EXTRA:

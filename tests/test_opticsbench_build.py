@@ -11,8 +11,8 @@ import pytest
 import corruptgen
 from corruptgen.api import make_plan
 from corruptgen.cli import main
-from corruptgen.corruptions import optics as oc
 from corruptgen.errors import CorruptgenError, UnknownNameError
+from corruptgen.families.opticsbench import corruptions as oc
 
 REF = Path(__file__).resolve().parents[2] / "shared/reference/opticsbench"
 STACK, STACK_RG = REF / "kernel_stack_iccvw.pt", REF / "kernel_stack_rg_iccvw.pt"

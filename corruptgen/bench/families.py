@@ -116,7 +116,7 @@ def _vcr_vif(last: dict, settings: Settings) -> tuple[dict[str, Any], dict[str, 
     NumPy VIF on the same (gray) pairs, until its budget is spent. Also the largest disagreement between them."""
     import torch
 
-    from ..corruptions.vcr.search import one_torch_thread, stored
+    from ..families.vcr.search import one_torch_thread, stored
     from ..quality.vif import VIFReference
     from .baselines import PYRTOOLS_MISSING, gray, pyramid_pyrtools, pyrtools_available, vif_numpy
 
@@ -149,7 +149,7 @@ def _optics_baseline(plan, last: dict, settings: Settings) -> dict[str, Any]:
     budget is spent; images/s over the same subset mix as ours."""
     import torch
 
-    from ..corruptions.optics import load_stack
+    from ..families.opticsbench.corruptions import load_stack
     from .baselines import conv2d_loop
 
     images = last["images"]

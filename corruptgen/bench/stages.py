@@ -259,11 +259,11 @@ def end_to_end(family: str, inputs: Inputs, settings: Settings, out: Path) -> di
     """A real :func:`corruptgen.build` of ``family`` on the inputs into ``out`` (removed first)."""
     import shutil
 
-    import corruptgen
+    from ..api import build
 
     shutil.rmtree(out, ignore_errors=True)
     t0 = time.perf_counter()
-    result = corruptgen.build(family, source=inputs.spec, out=out, device=settings.device,
+    result = build(family, source=inputs.spec, out=out, device=settings.device,
                               batch_size=settings.batch_size, quality=settings.quality,
                               io_threads=settings.io_threads)  # fmt: skip
     seconds = time.perf_counter() - t0

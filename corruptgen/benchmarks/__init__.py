@@ -1,5 +1,5 @@
 """Benchmark families (declarative plans over the render engine)."""
 
-from .base import CLEAN, Benchmark, get_benchmark, list_benchmarks, register_benchmark
+from ..family import CLEAN, Benchmark, get_benchmark, list_benchmarks, register_benchmark
 
 __all__ = ["CLEAN", "Benchmark", "get_benchmark", "list_benchmarks", "register_benchmark"]

@@ -87,27 +87,18 @@ def register(corruption: Corruption) -> Corruption:
     return corruption
 
 
-#: Modules of ``corruptgen.corruptions`` whose import registers a family (a module not present yet is skipped).
-FAMILY_MODULES = ("syn2nat", "imagenet_c", "imagenet_p", "vcr", "optics")
 _loaded = False
 
 
 def _ensure_loaded() -> None:
+    """Import every family folder (:mod:`corruptgen.families`): importing a family registers its corruptions."""
     global _loaded
     if _loaded:
         return
     _loaded = True
-    _import_present(__package__, FAMILY_MODULES)
+    from ..registry import import_all
 
-
-def _import_present(package: str, modules: tuple[str, ...]) -> None:
-    """Import ``package.<name>`` for each name whose module exists (the import registers its entries)."""
-    import importlib
-    import importlib.util
-
-    for name in modules:
-        if importlib.util.find_spec(f"{package}.{name}") is not None:
-            importlib.import_module(f"{package}.{name}")
+    import_all("corruptgen.families")
 
 
 def families() -> list[str]:

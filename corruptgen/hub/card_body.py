@@ -20,13 +20,13 @@ DELTA_V = f"{ASSET_DIR}/delta_v_histogram.png"
 
 
 def _category_names(benchmark: str) -> dict:
-    import importlib
+    from ..errors import UnknownNameError
+    from ..family import get_benchmark
 
     try:
-        module = importlib.import_module(f"corruptgen.benchmarks.{benchmark.replace('-', '_')}")
-    except ImportError:
+        return dict(get_benchmark(benchmark).category_names)
+    except UnknownNameError:
         return {}
-    return getattr(module, "CATEGORY_NAMES", {}) or {}
 
 
 def human_bytes(n: float) -> str:

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import re
+from importlib import resources
 from pathlib import Path
 
 from ..errors import CorruptgenError
 
 #: Where the family templates live (package data); a generic body is built in as a fallback.
-TEMPLATE_DIR = Path(__file__).resolve().parents[1] / "data" / "cards"
+TEMPLATE_DIR = Path(str(resources.files("corruptgen.data").joinpath("cards")))
 
 _PLACEHOLDER = re.compile(r"\{\{\s*(\w+)\s*\}\}")
 

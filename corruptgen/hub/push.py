@@ -140,7 +140,7 @@ def plan_push(
     counts = sum(build.samples(n) for n in build.configs())
     plan_id = build.manifest.get("plan_id")
     listing = ", ".join(build.configs()[:8]) + (", ..." if len(build.configs()) > 8 else "")
-    from .. import __version__
+    from .._version import __version__
 
     return PushPlan(
         root=root,

@@ -20,7 +20,7 @@ from scipy.ndimage import map_coordinates
 from scipy.ndimage import zoom as scizoom
 from skimage.filters import gaussian
 
-from corruptgen.corruptions.imagenet_c import FROST_FILES, TABLES, frost_dir, glass_shifts
+from corruptgen.families.imagenet_c import FROST_FILES, TABLES, frost_dir, glass_shifts
 
 
 def _c(name, severity):

@@ -18,7 +18,8 @@ import skimage.data
 from PIL import Image
 
 from corruptgen.corruptions import get, list_corruptions
-from corruptgen.corruptions.imagenet_c import (
+from corruptgen.errors import CorruptgenError
+from corruptgen.families.imagenet_c import (
     COMMON,
     EXTRA,
     GROUPS,
@@ -30,8 +31,7 @@ from corruptgen.corruptions.imagenet_c import (
     glass_shuffle,
     motion_blur,
 )
-from corruptgen.corruptions.imagenet_c import _frost as frost_module
-from corruptgen.errors import CorruptgenError
+from corruptgen.families.imagenet_c import _frost as frost_module
 from corruptgen.preprocess import get_preprocess
 
 NAMES = list(TABLES)

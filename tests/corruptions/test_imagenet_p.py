@@ -16,8 +16,8 @@ from scipy.ndimage import gaussian_filter, map_coordinates
 from skimage.color import hsv2rgb, rgb2hsv
 
 from corruptgen.corruptions import get, list_corruptions
-from corruptgen.corruptions.imagenet_p import TEST_PERTURBATIONS, VALIDATION_PERTURBATIONS, functional, geometry
-from corruptgen.corruptions.imagenet_p._helpers import clipped_zoom
+from corruptgen.families.imagenet_p import TEST_PERTURBATIONS, VALIDATION_PERTURBATIONS, functional, geometry
+from corruptgen.families.imagenet_p._helpers import clipped_zoom
 from corruptgen.preprocess import get_preprocess
 
 NAMES = list(TEST_PERTURBATIONS + VALIDATION_PERTURBATIONS)

@@ -1,4 +1,4 @@
-"""Tests for the albumentations 0.5.2 ports in ``corruptgen.corruptions.legacy``.
+"""Tests for the albumentations 0.5.2 ports in ``corruptgen.families.syn2nat.albu052``.
 
 Three kinds of check, all on real photos (skimage astronaut, coffee, chelsea, rocket; Resize 256x256 INTER_AREA then
 CenterCrop 224 as in Syn2Nat):
@@ -23,7 +23,7 @@ import pytest
 from scipy.ndimage import gaussian_filter
 from skimage import data as skdata
 
-from corruptgen.corruptions import legacy as L
+from corruptgen.families.syn2nat import albu052 as L
 
 IMAGE_NAMES = ("astronaut", "coffee", "chelsea", "rocket")
 CLASS_NAMES = (

@@ -13,9 +13,9 @@ import torch
 import torch.nn.functional as F
 
 from corruptgen.corruptions import get, list_corruptions
-from corruptgen.corruptions import optics as oc
 from corruptgen.errors import CorruptgenError
-from corruptgen.optics.kernelio import load_kernels
+from corruptgen.families.opticsbench import corruptions as oc
+from corruptgen.families.opticsbench.kernelio import load_kernels
 from corruptgen.preprocess import get_preprocess
 
 REF = Path(__file__).resolve().parents[3] / "shared/reference/opticsbench"

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from corruptgen.corruptions import get, list_corruptions
-from corruptgen.corruptions.syn2nat import SYN2NAT_18
 from corruptgen.errors import UnknownNameError
+from corruptgen.families.syn2nat.corruptions import SYN2NAT_18
 
 # Mean |corrupted - clean| (0-255) over 40 draws (10 seeds x astronaut, coffee, chelsea, rocket at 224x224).
 # Left: albumentations 0.5.2 (spec syn2nat.md §7, the reference); right: measured here with corruptgen

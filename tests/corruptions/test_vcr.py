@@ -12,7 +12,7 @@ import skimage.data
 from scipy import stats
 
 from corruptgen.corruptions import get, list_corruptions
-from corruptgen.corruptions.vcr import (
+from corruptgen.families.vcr import (
     DOMAINS,
     NAMES,
     Scorer,
@@ -22,7 +22,7 @@ from corruptgen.corruptions.vcr import (
     smooth_disk,
     stored,
 )
-from corruptgen.corruptions.vcr.ops_blur import box_blur, box_weights
+from corruptgen.families.vcr.ops_blur import box_blur, box_weights
 from corruptgen.preprocess import get_preprocess
 from corruptgen.quality import vif
 

@@ -109,11 +109,11 @@ def test_severities_use_the_builders_options(photo):
 
 
 def test_optics_augment_is_reexported_lazily():
-    if importlib.util.find_spec("corruptgen.optics.augment") is None:
+    if importlib.util.find_spec("corruptgen.families.opticsbench.augment") is None:
         with pytest.raises(AttributeError, match="not installed"):
             augment.OpticsAugment  # noqa: B018
     else:
-        from corruptgen.optics.augment import OpticsAugment
+        from corruptgen.families.opticsbench.augment import OpticsAugment
 
         assert augment.OpticsAugment is OpticsAugment
 

@@ -9,9 +9,9 @@ import pytest
 import skimage.data
 import torch
 
-from corruptgen.optics.augment import IMAGENET_MEAN, IMAGENET_STD, OpticsAugment, beta_weights
-from corruptgen.optics.conv import psf_conv
-from corruptgen.optics.kernelio import load_kernels
+from corruptgen.families.opticsbench.augment import IMAGENET_MEAN, IMAGENET_STD, OpticsAugment, beta_weights
+from corruptgen.families.opticsbench.conv import psf_conv
+from corruptgen.families.opticsbench.kernelio import load_kernels
 
 STACK = Path(__file__).resolve().parents[3] / "shared/reference/opticsbench/kernel_stack_iccvw.pt"
 pytestmark = pytest.mark.skipif(not STACK.is_file(), reason="published kernel stack not available")

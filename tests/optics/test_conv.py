@@ -11,8 +11,8 @@ import skimage.data
 import torch
 import torch.nn.functional as F
 
-from corruptgen.optics.conv import FFTGeometry, choose_method, fft_size, psf_conv
-from corruptgen.optics.kernelio import load_kernels
+from corruptgen.families.opticsbench.conv import FFTGeometry, choose_method, fft_size, psf_conv
+from corruptgen.families.opticsbench.kernelio import load_kernels
 from corruptgen.preprocess import get_preprocess
 
 STACK = Path(__file__).resolve().parents[3] / "shared/reference/opticsbench/kernel_stack_iccvw.pt"
@@ -117,7 +117,7 @@ def test_float64_numpy_input_and_non_square_kernels():
 
 
 def test_memory_chunking_gives_the_same_result(photos, kernels, monkeypatch):
-    from corruptgen.optics import conv
+    from corruptgen.families.opticsbench import conv
 
     k = kernels[[0, 1, 2, 3], 2]
     whole = psf_conv(photos, k, method="fft")

@@ -14,7 +14,7 @@ import pytest
 
 from corruptgen.cli import main
 from corruptgen.errors import CorruptgenError
-from corruptgen.optics import kernelio, psf, stats, zernike
+from corruptgen.families.opticsbench import kernelio, psf, stats, zernike
 
 ROOT = Path(__file__).resolve().parents[2]
 KERNELS = ROOT / "corruptgen" / "data" / "kernels"

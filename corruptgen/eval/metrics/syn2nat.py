@@ -29,7 +29,7 @@ def syn2nat_members() -> tuple[tuple[str, ...], dict[str, int | None], dict[int,
     """(the 18 names, name → category 1–6 from the corruption registry, category names)."""
     try:
         from ...corruptions import get
-        from ...corruptions.syn2nat import CATEGORY_NAMES, SYN2NAT_18
+        from ...families.syn2nat.corruptions import CATEGORY_NAMES, SYN2NAT_18
     except ImportError:  # pragma: no cover - the family ships with corruptgen
         return _SYN2NAT_18, dict.fromkeys(_SYN2NAT_18), {}
     return SYN2NAT_18, {n: get(f"syn2nat/{n}").category for n in SYN2NAT_18}, dict(CATEGORY_NAMES)

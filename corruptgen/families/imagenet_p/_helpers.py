@@ -18,7 +18,7 @@ from ..imagenet_c.weather import water_relief
 def magick_motion_blur(image: np.ndarray, radius: float, sigma: float, angles: np.ndarray) -> np.ndarray:
     """``MagickMotionBlurImage(radius, sigma, angle)`` + 8-bit PNG of a uint8 HxW or HxWxC image, for each angle.
 
-    Uses ImageNet-C's port (:func:`corruptgen.corruptions.imagenet_c.motion_blur`, bit-exact against ImageMagick 6.9
+    Uses ImageNet-C's port (:func:`corruptgen.families.imagenet_c.motion_blur`, bit-exact against ImageMagick 6.9
     Q16); returns (len(angles), *image.shape) uint8 — what the reference decodes from ImageMagick's PNG blob.
     """
     x = np.asarray(image, dtype=np.float64) / 255.0

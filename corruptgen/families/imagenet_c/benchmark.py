@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from ..errors import CorruptgenError
-from ..plan import Subset
-from .base import CLEAN, Benchmark, parse_levels, register_benchmark, split_names, unknown_subset
+from ...errors import CorruptgenError
+from ...family import CLEAN, Benchmark, Option, parse_levels, register_benchmark, split_names, unknown_subset
+from ...plan import Subset
 
 CITE = ("D. Hendrycks, T. Dietterich. Benchmarking Neural Network Robustness to Common Corruptions and "
         "Perturbations. ICLR 2019 (arXiv:1903.12261).")  # fmt: skip
@@ -103,6 +103,13 @@ def imagenet_c() -> ImageNetC:
             subsets[f"{name}_s{s}"] = Subset(name=f"{name}_s{s}", corruption=f"imagenet_c/{name}", severity=s,
                                              category=GROUP_OF[name], options=(("severity", s),))  # fmt: skip
     return ImageNetC(
+        options=(
+            Option("severities", "severities to build, e.g. 1,3,5 or 1..5 (default all)"),
+            Option(
+                "extra", "also the 4 held-out corruptions (speckle_noise, gaussian_blur, spatter, saturate)", "flag"
+            ),
+        ),
+        category_names=CATEGORY_NAMES,
         name="imagenet-c",
         title="ImageNet-C",
         cite=CITE,

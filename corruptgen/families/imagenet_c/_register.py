@@ -11,8 +11,8 @@ from typing import Any
 
 import numpy as np
 
+from ...corruptions.registry import Corruption, Params, register
 from ...errors import CorruptgenError
-from ..registry import Corruption, Params, register
 from . import blur, digital, noise, weather
 from ._frost import REFERENCE_TEXTURES, fitted_texture, load_texture
 from ._ops import to_uint8

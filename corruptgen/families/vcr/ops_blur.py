@@ -30,7 +30,7 @@ def _glass_window(m: float) -> int:
 @_identity_at_zero
 def _glass_apply(image: np.ndarray, s: float, fld: Field) -> np.ndarray:
     """ImageNet-C ``glass_blur``: Gaussian blur σ = 20s, 8-bit image, 2 local pixel shuffles
-    (:func:`~corruptgen.corruptions.imagenet_c.glass_shuffle`), Gaussian blur σ.
+    (:func:`~corruptgen.families.imagenet_c.glass_shuffle`), Gaussian blur σ.
 
     Offsets ``round((2u − 1)·m)`` with m = 16s: continuous in s (a pixel moves once m passes ½|2u − 1|⁻¹), so the
     shuffle fades in instead of ImageNet-C's integer max_delta; the field is indexed by absolute position. The 8-bit

@@ -4,7 +4,7 @@ Per image of a batch: one kernel drawn uniformly from *all* kernels of the stack
 for OpticsBench), a weight ``w ~ Beta(α, α)``, the output ``(1 − w)·x + w·K(x)``, then ImageNet normalisation
 *after* mixing (the reference ``_aug_batch`` used in training; since normalisation is affine this equals mixing
 normalised images, its ``forward``). The convolution is the reference's per-channel ``F.conv2d`` correlation
-(:func:`corruptgen.optics.conv.psf_conv`), reflect padding as at HEAD (``padding="zero"`` for the v1.0 behaviour).
+(:func:`.conv.psf_conv`), reflect padding as at HEAD (``padding="zero"`` for the v1.0 behaviour).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ IMAGENET_STD = (0.229, 0.224, 0.225)
 def _kernel_table(kernels, severity: int) -> torch.Tensor:
     """(M, 3, k, k) float32 from a stack id/path, a (M, S, 3, k, k) stack, an (M, 3, k, k) set or one (3, k, k)."""
     if isinstance(kernels, (str, os.PathLike)):
-        from ..corruptions.optics import load_stack
+        from .corruptions import load_stack
 
         kernels = load_stack(str(kernels))[0]
     k = torch.as_tensor(np.asarray(kernels) if not isinstance(kernels, torch.Tensor) else kernels).detach()

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from functools import cache
 
-from ..corruptions import list_corruptions
-from ..corruptions.syn2nat import CATEGORY_NAMES, FAMILY, SYN2NAT_18
-from ..plan import Subset
-from .base import CLEAN, Benchmark, register_benchmark
+from ...corruptions import list_corruptions
+from ...family import CLEAN, Benchmark, register_benchmark
+from ...plan import Subset
+from .corruptions import CATEGORY_NAMES, FAMILY, SYN2NAT_18
 
 __all__ = ["CATEGORY_NAMES", "SYN2NAT_18", "syn2nat", "syn2nat_categories"]
 
@@ -20,6 +20,7 @@ def syn2nat() -> Benchmark:
         c.name: Subset(name=c.name, corruption=c.qualified_name, category=c.category) for c in list_corruptions(FAMILY)
     }
     return Benchmark(
+        category_names=CATEGORY_NAMES,
         name="syn2nat",
         title="ImageNet-Syn2Nat",
         cite="A. Laugros, A. Caplier, M. Ospici. Using Synthetic Corruptions to Measure Robustness to Natural "

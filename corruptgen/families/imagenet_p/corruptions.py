@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ..registry import Corruption, Params, register
+from ...corruptions.registry import Corruption, Params, register
 from . import functional, geometry
 from .functional import NOISE_LEVELS
 

@@ -16,13 +16,13 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from ..corruptions import get
-from ..corruptions.imagenet_p import CATEGORY_NAMES, DIFFICULTIES, TEST_PERTURBATIONS, VALIDATION_PERTURBATIONS
-from ..errors import CorruptgenError
-from ..plan import Subset
-from ..preprocess import Preprocess, get_preprocess
-from .base import Benchmark, register_benchmark, split_names, unknown_subset
-from .imagenet_c import CITE
+from ...corruptions import get
+from ...errors import CorruptgenError
+from ...family import Benchmark, Option, register_benchmark, split_names, unknown_subset
+from ...plan import Subset
+from ...preprocess import Preprocess, get_preprocess
+from ..imagenet_c.benchmark import CITE
+from .corruptions import CATEGORY_NAMES, DIFFICULTIES, TEST_PERTURBATIONS, VALIDATION_PERTURBATIONS
 
 __all__ = ["CATEGORY_NAMES", "ImageNetP", "imagenet_p"]
 
@@ -118,6 +118,8 @@ def imagenet_p() -> ImageNetP:
     subsets = {"clean": Subset(name="clean", corruption="imagenet_p/clean")}
     subsets.update({p: sequence_subset(p, 1) for p in PERTURBATIONS})
     return ImageNetP(
+        options=(Option("difficulty", "difficulty 1-3 (default 1)", "int"),),
+        category_names=CATEGORY_NAMES,
         name="imagenet-p",
         title="ImageNet-P",
         cite=CITE,

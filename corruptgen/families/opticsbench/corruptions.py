@@ -6,7 +6,7 @@ reference generator does (spec §4): per-channel ``F.conv2d`` cross-correlation 
 ``'same'`` padding, on the [0, 1] float image, clipped. ``defocus_disk`` is the ImageNet-C ``defocus_blur`` disk the
 paper compares against (spec §3).
 
-Numerics: the convolution runs in float64 (FFT, :mod:`corruptgen.optics.conv`), so the bytes do not depend on the
+Numerics: the convolution runs in float64 (FFT, :mod:`.conv`), so the bytes do not depend on the
 device, batch size or path (float32 noise, ~1e-6, would flip the pixels that lie near a rounding boundary, e.g.
 between CPU and GPU).
 Quantisation to uint8:
@@ -37,9 +37,9 @@ from typing import Any
 import cv2
 import numpy as np
 
-from ..errors import CorruptgenError
-from ..optics.zernike import FRINGE, PAIRS
-from .registry import Corruption, Params, register
+from ...corruptions.registry import Corruption, Params, register
+from ...errors import CorruptgenError
+from .zernike import FRINGE, PAIRS
 
 FAMILY = "optics"
 CITE = "Müller, Braun, Keuper, Classification robustness to common optical aberrations, ICCVW 2023 (arXiv:2308.15499)"
@@ -74,7 +74,9 @@ def iccvw2023_pattern(batch_size: int = ICCVW2023_BATCH) -> list[int]:
 
 def kernels_dir() -> Path:
     """The built-in stacks: ``corruptgen/data/kernels/`` (package data, installed with the wheel)."""
-    return Path(__file__).resolve().parents[1] / "data" / "kernels"
+    from importlib import resources
+
+    return Path(str(resources.files("corruptgen.data").joinpath("kernels")))
 
 
 def resolve_kernels(spec: str | None, default: str = "opticsbench") -> tuple[str, Path]:
@@ -99,7 +101,7 @@ def resolve_kernels(spec: str | None, default: str = "opticsbench") -> tuple[str
 
 @functools.lru_cache(maxsize=8)
 def _load_stack(path: str) -> tuple[np.ndarray, dict]:
-    from ..optics.kernelio import load_kernels
+    from .kernelio import load_kernels
 
     arr, meta = load_kernels(path)
     modes = [int(m) for m in meta.get("modes", range(4, 4 + arr.shape[0]))]
@@ -191,7 +193,7 @@ def _quantize(y, quantize: str, reference_float32: bool) -> np.ndarray:
 
 def _convolve(images: np.ndarray, kernels, *, padding: str, quantize: str, device: str, reference_float32: bool):
     """Blur a uint8 batch (N, H, W, 3) with kernels (3, k, k) or (N, 3, k, k) (float64 tensors) → uint8 batch."""
-    from ..optics.conv import FFTGeometry, normalize_padding
+    from .conv import FFTGeometry, normalize_padding
 
     if images.ndim != 4 or images.shape[-1] != 3 or images.dtype != np.uint8:
         raise ValueError(f"expected an (N, H, W, 3) uint8 batch, got {images.shape} {images.dtype}")
@@ -278,7 +280,7 @@ def _optics_batch(name: str):
 @functools.lru_cache(maxsize=8)
 def disk_kernel(severity: int) -> np.ndarray:
     """ImageNet-C defocus disk of ``severity`` (float32, 17×17 or 21×21; spec §3)."""
-    from ..optics.psf import imagenet_c_disk
+    from .psf import imagenet_c_disk
 
     radius, blur = DISK_SEVERITIES[severity - 1]
     return imagenet_c_disk(radius, blur)

@@ -1,6 +1,6 @@
 """VCR (Shen et al., WACV 2025): 14 corruptions whose perceived change Δv is uniform on [0, 1], with Δv on every sample.
 
-One subset per corruption (``gaussian_noise``, ..., ``uniform_noise``; see :mod:`corruptgen.corruptions.vcr`), each
+One subset per corruption (``gaussian_noise``, ..., ``uniform_noise``; see :mod:`corruptgen.families.vcr`), each
 running ``vcr/<name>`` on the ``imagenet`` preprocessing (Resize 256 + CenterCrop 224: the 224 px the models see).
 Family options: ``per_image`` (samples per source image, default 1; each has its own seed and target) and
 ``delta_v`` (``uniform``: per-image search towards a uniform target, default; ``param``: the paper's uniform
@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from ..corruptions.vcr import CATEGORY, CATEGORY_NAMES, DELTA_V_MODES, NAMES
-from ..errors import CorruptgenError
-from ..plan import Plan, Subset
-from .base import CLEAN, Benchmark, register_benchmark, split_names, unknown_subset
+from ...errors import CorruptgenError
+from ...family import CLEAN, Benchmark, Option, register_benchmark, split_names, unknown_subset
+from ...plan import Plan, Subset
+from .corruptions import CATEGORY, CATEGORY_NAMES, DELTA_V_MODES, NAMES
 
 __all__ = ["CATEGORY_NAMES", "CITE", "VCR", "vcr"]
 
@@ -110,6 +110,11 @@ def vcr() -> VCR:
     for name in NAMES:
         subsets[name] = Subset(name=name, corruption=f"vcr/{name}", category=CATEGORY[name])
     return VCR(
+        options=(
+            Option("per_image", "samples per source image (default 1)", "int"),
+            Option("delta_v", "uniform (target a uniform perceived change, default) or param"),
+        ),
+        category_names=CATEGORY_NAMES,
         name="vcr",
         title="VCR (visually-continuous corruptions, uniform Δv)",
         cite=CITE,

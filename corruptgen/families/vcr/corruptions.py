@@ -22,9 +22,9 @@ from typing import Any
 
 import numpy as np
 
+from ...corruptions.registry import Corruption, Params, register
 from ...plan import IMAGE_FORMATS
 from ...quality.steerable import MIN_SIZE
-from ..registry import Corruption, Params, register
 from .domains import DOMAINS, NAMES, Domain
 from .ops_blur import smooth_disk
 from .ops_noise import poisson_quantile

@@ -38,3 +38,5 @@ __all__ = [
 ]  # fmt: skip
 
 register_all()
+
+from . import benchmark  # noqa: E402, F401 (registers the family after its corruptions)

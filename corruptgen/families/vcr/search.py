@@ -7,7 +7,7 @@ fitted (c, Δv) spline. Here each sample is searched directly, per image:
 1. ``reference`` = the clean image as it is stored (encode → decode with the build's codec), prepared once
    (:class:`~corruptgen.quality.VIFReference`, float32 for the search, one torch thread so that values do not depend
    on the machine's thread count; the chosen candidate's stored VIF is recomputed in float64);
-2. the target is ``t = v ∈ [0, 1)``, a uniform quantile from the caller (:func:`~corruptgen.corruptions.vcr.corrupt`
+2. the target is ``t = v ∈ [0, 1)``, a uniform quantile from the caller (:func:`~corruptgen.families.vcr.corrupt`
    draws it from the sample's generator, stratified over an input's repeats); every domain starts at the clean
    image (Δv = 0 at s = 0). ``hi`` = Δv at s = 1 is the most this image allows (VIF keeps a floor of ~0.02–0.1 for
    noise or blur that leaves texture); a target above it takes s = 1, the closest achievable image;

@@ -3,7 +3,7 @@
 Source: Laugros, Caplier, Ospici, "Using Synthetic Corruptions to Measure Robustness to Natural Distribution Shifts",
 BMVC 2021, and its reference code (``candidate_corruptions.py``, albumentations 0.5.2). Parameters and the 0.5.2 → 2.x
 mapping follow ``shared/spec/syn2nat.md`` §2 and §7; transforms whose algorithm changed in 2.x are ported from 0.5.2
-(:mod:`corruptgen.corruptions.legacy`). Every corruption runs on a 224×224 uint8 RGB crop.
+(:mod:`corruptgen.families.syn2nat.albu052`). Every corruption runs on a 224×224 uint8 RGB crop.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ import albumentations as A
 import cv2
 import numpy as np
 
-from . import legacy
+from ...corruptions.registry import Corruption, Params, register
+from . import albu052 as legacy
 from .albu import albumentations_fn
-from .registry import Corruption, Params, register
 
 FAMILY = "syn2nat"
 CITE = "Laugros et al., BMVC 2021 (candidate_corruptions.py, albumentations 0.5.2)"

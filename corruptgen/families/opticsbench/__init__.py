@@ -1,5 +1,7 @@
-"""Optical-aberration PSF kernels (OpticsBench, Müller et al. ICCVW 2023): generation, I/O, statistics."""
+"""OpticsBench and OpticsBench-RG (Müller et al., ICCVW 2023): Zernike PSF kernels (generation, I/O, statistics),
+their corruptions and the two benchmark families."""
 
+from . import benchmark, corruptions  # noqa: F401 (register the corruptions and both families)
 from .kernelio import FRINGE_MODES, SEVERITIES, STACK_SHAPE, WAVELENGTHS_UM, load_kernels, save_kernels
 from .psf import OPTICSBENCH, OPTICSBENCH_RG, PSFModel, kernel_stack
 from .zernike import MODES, PAIR_INDICES, PAIRS, SEVERITY_COEFFICIENTS

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from .registry import ApplyFn, Params
+from ...corruptions.registry import ApplyFn, Params
 
 _DROP_KEYS = frozenset({"shape", "fill_mask", "bbox_matrix", "matrix_bbox", "output_shape"})
 MAX_ARRAY_ELEMENTS = 64

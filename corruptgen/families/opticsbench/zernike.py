@@ -89,7 +89,7 @@ def mode_label(j: int) -> str:
 
 def fringe_polynomial(j: int, rho: np.ndarray, phi: np.ndarray) -> np.ndarray:
     """Unnormalised fringe Zernike Z_j(ρ, φ) via prysm 0.21.1 (``zernike_nm(n, m, ρ, φ, norm=False)``)."""
-    from .psf import prysm_module
+    from ._prysm import prysm_module
 
     polynomials = prysm_module("polynomials")
     if j not in FRINGE:

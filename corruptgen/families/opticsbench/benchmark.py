@@ -20,10 +20,10 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from ..corruptions.optics import CORRUPTIONS, FAMILY, SEVERITIES, load_stack, resolve_kernels
-from ..errors import CorruptgenError
-from ..plan import Plan, SourceSpec, Subset
-from .base import CLEAN, Benchmark, parse_levels, register_benchmark, split_names, unknown_subset
+from ...errors import CorruptgenError
+from ...family import CLEAN, Benchmark, Option, parse_levels, register_benchmark, split_names, unknown_subset
+from ...plan import Plan, SourceSpec, Subset
+from .corruptions import CORRUPTIONS, FAMILY, SEVERITIES, load_stack, resolve_kernels
 
 __all__ = ["COMPAT_MODES", "OpticsBenchmark", "opticsbench", "opticsbench_rg", "parse_severities"]
 
@@ -43,6 +43,13 @@ def parse_severities(value: str | int | Sequence[int] | None) -> tuple[int, ...]
 def _subset(name: str, severity: int, options: dict[str, Any] | None = None) -> Subset:
     return Subset(name=f"{name}_s{severity}", corruption=f"{FAMILY}/{name}", severity=severity,
                   options=tuple(sorted((options or {"severity": severity}).items())))  # fmt: skip
+
+
+OPTIONS = (
+    Option("severities", "severities to build, e.g. 1,3,5 or 1..5 (default all)"),
+    Option("kernels", "kernel stack: opticsbench, opticsbench_rg, a .npz or a published .pt"),
+    Option("compat", "reproduce a paper's generation quirks (e.g. iccvw2023)"),
+)
 
 
 @dataclass(frozen=True)
@@ -156,7 +163,7 @@ def _make(name: str, title: str, default_kernels: str) -> OpticsBenchmark:
     subsets.update({n: _subset(n.rsplit("_s", 1)[0], int(n.rsplit("_s", 1)[1])) for n in main})
     subsets.update({f"{DISK}_s{s}": _subset(DISK, s) for s in SEVERITIES})
     return OpticsBenchmark(name=name, title=title, cite=CITE, subsets=subsets, default_subsets=tuple(main),
-                           preprocess="imagenet", default_kernels=default_kernels)  # fmt: skip
+                           preprocess="imagenet", default_kernels=default_kernels, options=OPTIONS)  # fmt: skip
 
 
 @register_benchmark("opticsbench")

@@ -16,41 +16,14 @@ differ by a conjugation, i.e. a 180° rotation of the PSF about the FFT centre).
 from __future__ import annotations
 
 import functools
-import importlib
 import warnings
 from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
 
+from ._prysm import prysm_module
 from .kernelio import WAVELENGTHS_UM
 from .zernike import BASELINE_TABLE20, FRINGE_INDICES, SEVERITY_COEFFICIENTS, fringe_polynomial
-
-#: The prysm release the kernels are generated and validated with (the last one on PyPI; spec §8).
-PRYSM_VERSION = "0.21.1"
-
-
-def prysm_module(name: str):
-    """Import ``prysm.<name>`` (prysm 0.21.1 imports the deprecated ``pkg_resources``; its warning is silenced)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            return importlib.import_module(f"prysm.{name}")
-        except ImportError as exc:  # pragma: no cover - depends on the environment
-            from ..errors import CorruptgenError
-
-            raise CorruptgenError(
-                f"PSF generation needs prysm=={PRYSM_VERSION} and setuptools<81 ({exc}); "
-                f'run: pip install prysm=={PRYSM_VERSION} "setuptools<81"'
-            ) from None
-
-
-def prysm_version() -> str:
-    """Installed prysm version string."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        import prysm
-
-    return str(prysm.__version__)
 
 
 def _baseline_items(table: dict[int, tuple[float, float, float]]) -> tuple[tuple[int, tuple[float, ...]], ...]:
@@ -90,7 +63,7 @@ class PSFModel:
     published_grid: bool = True
 
     def __post_init__(self) -> None:
-        from ..errors import CorruptgenError
+        from ...errors import CorruptgenError
 
         if self.kernel_size % 2 == 0 or self.kernel_size < 3:
             raise CorruptgenError(f"kernel_size must be odd and >= 3, got {self.kernel_size}")
@@ -200,7 +173,7 @@ def psf_from_wavefront(w_waves: np.ndarray, wavelength_um: float, model: PSFMode
     half = model.kernel_size // 2
     start = round(resampled.shape[0] / 2) - half  # FFT centre after resampling (Python rounding, half to even)
     if start < 0 or start + model.kernel_size > resampled.shape[0]:
-        from ..errors import CorruptgenError
+        from ...errors import CorruptgenError
 
         raise CorruptgenError(f"resampled PSF ({resampled.shape[0]} px) is smaller than the {model.kernel_size} crop")
     kernel = np.abs(resampled[start : start + model.kernel_size, start : start + model.kernel_size])
@@ -227,7 +200,7 @@ def kernel_stack(
     """Kernel stack (len(modes), severities, 3, K, K) float32; ``coefficients[i, s]`` waves of fringe ``modes[i]``."""
     coefficients = np.asarray(coefficients, dtype=np.float64)
     if coefficients.shape[0] != len(modes):
-        from ..errors import CorruptgenError
+        from ...errors import CorruptgenError
 
         raise CorruptgenError(f"coefficients has {coefficients.shape[0]} rows for {len(modes)} modes")
     out = np.empty((len(modes), coefficients.shape[1], 3, model.kernel_size, model.kernel_size), np.float32)

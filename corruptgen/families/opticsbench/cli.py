@@ -70,7 +70,7 @@ def _compare(args) -> int:
     a, meta_a = load_kernels(args.a)
     b, meta_b = load_kernels(args.b)
     if a.shape[1] != b.shape[1] or (a.shape[0] != b.shape[0] and 1 not in (a.shape[0], b.shape[0])):
-        from ..errors import CorruptgenError
+        from ...errors import CorruptgenError
 
         raise CorruptgenError(f"cannot compare stacks of shapes {tuple(a.shape)} and {tuple(b.shape)}")
     cmp = compare_stacks(a, b)
@@ -124,7 +124,7 @@ def write_gallery(
     """PNG gallery with PIL: one RGB tile per (mode, severity), each scaled to its own maximum, then ``**gamma``."""
     from PIL import Image, ImageDraw
 
-    from ..errors import CorruptgenError
+    from ...errors import CorruptgenError
 
     if scale < 1 or gamma <= 0:
         raise CorruptgenError("--scale must be >= 1 and --gamma > 0")

@@ -5,15 +5,35 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import re
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import CorruptgenError, UnknownNameError
-from ..plan import Plan, SourceSpec, Subset
-from ..preprocess import Preprocess, get_preprocess
+from .errors import CorruptgenError, UnknownNameError
+from .plan import Plan, SourceSpec, Subset
+from .preprocess import Preprocess, get_preprocess
+from .registry import Registry
 
 CLEAN = Subset(name="clean", corruption=None)
+
+
+@dataclass(frozen=True)
+class Option:
+    """One of a family's own build options; the CLI turns it into ``--<name>`` (``_`` written as ``-``).
+
+    Attributes:
+        name: the Python keyword (``per_image``), passed to :meth:`Benchmark.plan`.
+        help: one line for ``corruptgen build <family> --help``.
+        kind: ``str``, ``int`` or ``flag`` (a switch).
+    """
+
+    name: str
+    help: str
+    kind: str = "str"
+
+    @property
+    def flag(self) -> str:
+        return "--" + self.name.replace("_", "-")
 
 
 @dataclass(frozen=True)
@@ -27,6 +47,8 @@ class Benchmark:
         subsets: every subset it can render, by name.
         default_subsets: what ``build`` renders without ``--subsets``.
         preprocess: default preprocessing preset.
+        category_names: category id -> name, for listings and reports.
+        options: the family's own build options (see :class:`Option`).
     """
 
     name: str
@@ -35,6 +57,8 @@ class Benchmark:
     subsets: dict[str, Subset]
     default_subsets: tuple[str, ...]
     preprocess: str = "syn2nat"
+    category_names: Mapping[int, str] = field(default_factory=dict)
+    options: tuple[Option, ...] = ()
 
     def select(self, names: str | Sequence[str] | None, **family_options: Any) -> tuple[Subset, ...]:
         """Resolve ``None`` (defaults), ``"all"`` or a list / comma string of names; unknown names fail clearly.
@@ -161,37 +185,25 @@ def _freeze(value: Any) -> Any:
     return value
 
 
-_BENCHMARKS: dict[str, Callable[[], Benchmark]] = {}
+#: Every benchmark family: canonical CLI name (``imagenet-c``) -> zero-argument factory; the Python spelling
+#: (``imagenet_c``) is an alias. Families register themselves; every folder of :mod:`corruptgen.families` is imported on
+#: the first look-up.
+FAMILIES: Registry[Callable[[], Benchmark]] = Registry(
+    "benchmark", discover=("corruptgen.families",), hint="see `corruptgen list`"
+)
 
 
 def register_benchmark(name: str) -> Callable[[Callable[[], Benchmark]], Callable[[], Benchmark]]:
-    """Decorator registering a zero-argument benchmark factory under ``name``."""
-
-    def wrap(factory: Callable[[], Benchmark]) -> Callable[[], Benchmark]:
-        if name in _BENCHMARKS:
-            raise ValueError(f"benchmark {name} registered twice")
-        _BENCHMARKS[name] = factory
-        return factory
-
-    return wrap
-
-
-#: Modules of ``corruptgen.benchmarks`` whose import registers a family (a module not present yet is skipped).
-BENCHMARK_MODULES = ("syn2nat", "imagenet_c", "imagenet_p", "vcr", "opticsbench")
+    """Decorator registering a zero-argument benchmark factory under ``name`` (``a-b`` also answers to ``a_b``)."""
+    aliases = (name.replace("-", "_"),) if "-" in name else ()
+    return FAMILIES.register(name, aliases=aliases)
 
 
 def list_benchmarks() -> list[str]:
-    from ..corruptions.registry import _import_present
-
-    _import_present(__package__, BENCHMARK_MODULES)
-    return sorted(_BENCHMARKS)
+    """Canonical names of every benchmark family, sorted."""
+    return sorted(FAMILIES.names())
 
 
 def get_benchmark(name: str) -> Benchmark:
     """The benchmark family called ``name``; unknown names fail with suggestions."""
-    names = list_benchmarks()
-    if name not in _BENCHMARKS:
-        near = difflib.get_close_matches(name, names, n=3, cutoff=0.4)
-        hint = f"did you mean {', '.join(near)}?" if near else f"known: {', '.join(names)}"
-        raise UnknownNameError(f"unknown benchmark {name!r}; {hint}")
-    return _BENCHMARKS[name]()
+    return FAMILIES.get(name)()
