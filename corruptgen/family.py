@@ -70,21 +70,9 @@ class Benchmark:
             raise CorruptgenError(
                 f"{self.name} takes no option {', '.join('--' + k.replace('_', '-') for k in family_options)}"
             )
-        if names is None:
-            wanted = list(self.default_subsets)
-        elif isinstance(names, str):
-            parts = [n.strip() for n in names.split(",") if n.strip()]
-            wanted = list(self.subsets) if parts == ["all"] else parts
-        else:
-            wanted = list(names)
-        if not wanted:
-            raise CorruptgenError("--subsets is empty")
-        bad = [n for n in wanted if n not in self.subsets]
-        if bad:
-            near = difflib.get_close_matches(bad[0], list(self.subsets), n=3, cutoff=0.5)
-            hint = f"; did you mean {', '.join(near)}?" if near else f"; see `corruptgen list {self.name}`"
-            raise UnknownNameError(f"unknown subset {bad[0]!r} for {self.name}{hint}")
-        return tuple(self.subsets[n] for n in dict.fromkeys(wanted))
+        grid = Grid(tuple(n for n in self.subsets if n != "clean"))
+        wanted = grid.resolve(names, None, self.default_subsets, self.name)
+        return tuple(self.subsets[n] for n in wanted)
 
     def family_options(self, options: dict[str, Any]) -> dict[str, Any]:
         """Canonical family options (part of the plan id): unset ones dropped; subclasses normalise values."""
@@ -134,6 +122,83 @@ class Benchmark:
             family_options=tuple(sorted((k, _freeze(v)) for k, v in family.items())),
             **fields,
         )
+
+
+@dataclass(frozen=True)
+class Grid:
+    """The subsets of a family as a grid: corruption × level (severity or difficulty), one subset per cell.
+
+    ``--subsets`` tokens resolve the same way in every family: ``all`` (every corruption), ``clean``, a corruption
+    name (each chosen level) or a cell's subset name (its level must be among the chosen ones when levels were chosen).
+    Levels come from the family's flag (``--severities``, ``--difficulty``) or, without it, ``default_levels``.
+
+    Attributes:
+        corruptions: corruption names in benchmark order.
+        levels: every valid level (``(None,)`` for a family without levels).
+        default_levels: the levels a corruption name expands to when none were chosen.
+        flag: the level flag, for messages (``--severities``).
+        level_name: what a level is called, for messages (``severity``).
+        suffix: subset name of cell (c, level): ``c + suffix + level``; ``bare_level`` is written as plain ``c``.
+    """
+
+    corruptions: tuple[str, ...]
+    levels: tuple[int | None, ...] = (None,)
+    default_levels: tuple[int | None, ...] | None = None
+    flag: str = "--severities"
+    level_name: str = "severity"
+    suffix: str = "_s"
+    bare_level: int | None = None
+
+    def name(self, corruption: str, level: int | None) -> str:
+        return corruption if level is None or level == self.bare_level else f"{corruption}{self.suffix}{level}"
+
+    def cell(self, token: str) -> tuple[str, int | None] | None:
+        """The cell a subset name denotes (``frost_s2`` → ``("frost", 2)``), or ``None``."""
+        if token in self.corruptions and (self.bare_level is not None or self.levels == (None,)):
+            return token, self.bare_level
+        stem, sep, level = token.rpartition(self.suffix)
+        if sep and stem in self.corruptions and level.isdigit():
+            return stem, int(level)
+        return None
+
+    def resolve(self, names: str | Sequence[str] | None, chosen: Sequence[int] | None, default: Sequence[str],
+                benchmark: str) -> list[str]:  # fmt: skip
+        """Subset names in grid order (``clean`` first) for ``--subsets`` ``names`` and the chosen levels (``None``:
+        none chosen). Without ``names``, the family's ``default`` tokens are used and cells of other levels dropped."""
+        levels = tuple(chosen) if chosen is not None else (self.default_levels or self.levels)
+        explicit = names is not None
+        tokens = split_names(names) if explicit else list(default)
+        if not tokens:
+            raise CorruptgenError("--subsets is empty")
+        cells: set[tuple[str, int | None]] = set()
+        clean = False
+        for token in tokens:
+            cell = self.cell(token)
+            if token == "all":
+                cells.update((c, lv) for c in self.corruptions for lv in levels)
+            elif token == "clean":
+                clean = True
+            elif token in self.corruptions:
+                cells.update((token, lv) for lv in levels)
+            elif cell is not None and cell[1] in self.levels:
+                if cell[1] in levels or (explicit and chosen is None):
+                    cells.add(cell)
+                elif explicit:
+                    shown = ",".join(map(str, levels))
+                    raise CorruptgenError(
+                        f"subset {token!r} has {self.level_name} {cell[1]}, not in {self.flag} {shown}"
+                    )
+            elif cell is not None:
+                valid = [lv for lv in self.levels if lv is not None]
+                raise CorruptgenError(f"{self.level_name} of {token!r} must be in {min(valid)}..{max(valid)}")
+            else:
+                raise unknown_subset(token, [*self.corruptions, *self.names(), "all"], benchmark)
+        ordered = [self.name(c, lv) for c in self.corruptions for lv in self.levels if (c, lv) in cells]
+        return (["clean"] if clean else []) + ordered
+
+    def names(self) -> list[str]:
+        """Every cell's subset name, in grid order."""
+        return [self.name(c, lv) for c in self.corruptions for lv in self.levels]
 
 
 def split_names(names: str | Sequence[str]) -> list[str]:

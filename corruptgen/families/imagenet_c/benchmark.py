@@ -14,7 +14,7 @@ from functools import cache
 from typing import Any
 
 from ...errors import CorruptgenError
-from ...family import CLEAN, Benchmark, Option, parse_levels, register_benchmark, split_names, unknown_subset
+from ...family import CLEAN, Benchmark, Grid, Option, parse_levels, register_benchmark
 from ...plan import Subset
 
 CITE = ("D. Hendrycks, T. Dietterich. Benchmarking Neural Network Robustness to Common Corruptions and "
@@ -35,6 +35,9 @@ GROUP_OF: dict[str, int] = {
 }  # fmt: skip
 
 _SUBSET_RE = re.compile(r"^([a-z_]+?)_s(\d+)$")
+
+
+GRID = Grid(COMMON + EXTRA, SEVERITIES)
 
 
 @dataclass(frozen=True)
@@ -61,35 +64,10 @@ class ImageNetC(Benchmark):
         if unknown:
             flags = ", ".join("--" + k.replace("_", "-") for k in unknown)
             raise CorruptgenError(f"{self.name} takes no option {flags}")
-        levels = SEVERITIES if severities is None else parse_levels(severities, SEVERITIES, "--severities")
-        wanted: set[str] = set()
-        corruptions = COMMON + EXTRA
-        if names is None:
-            wanted.update(f"{c}_s{s}" for c in COMMON for s in levels)
-        else:
-            tokens = split_names(names)
-            if not tokens:
-                raise CorruptgenError("--subsets is empty")
-            for token in tokens:
-                if token == "all":
-                    wanted.update(f"{c}_s{s}" for c in corruptions for s in levels)
-                elif token == "clean":
-                    wanted.add("clean")
-                elif token in corruptions:
-                    wanted.update(f"{token}_s{s}" for s in levels)
-                elif token in self.subsets:
-                    level = self.subsets[token].severity
-                    if level not in levels:
-                        chosen = ",".join(map(str, levels))
-                        raise CorruptgenError(f"subset {token!r} has severity {level}, not in --severities {chosen}")
-                    wanted.add(token)
-                else:
-                    match = _SUBSET_RE.match(token)
-                    if match and match.group(1) in corruptions:
-                        raise CorruptgenError(f"severity of {token!r} must be in 1..5")
-                    raise unknown_subset(token, [*corruptions, *self.subsets, "all"], self.name)
+        chosen = None if severities is None else parse_levels(severities, SEVERITIES, "--severities")
+        wanted = GRID.resolve(names, chosen, self.default_subsets, self.name)
         if extra:
-            wanted.update(f"{c}_s{s}" for c in EXTRA for s in levels)
+            wanted += GRID.resolve(",".join(EXTRA), chosen, (), self.name)
         return tuple(s for name, s in self.subsets.items() if name in wanted)
 
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from ...corruptions import get
 from ...errors import CorruptgenError
-from ...family import Benchmark, Option, register_benchmark, split_names, unknown_subset
+from ...family import Benchmark, Grid, Option, register_benchmark
 from ...plan import Subset
 from ...preprocess import Preprocess, get_preprocess
 from ..imagenet_c.benchmark import CITE
@@ -43,6 +43,17 @@ def sequence_subset(name: str, difficulty: int) -> Subset:
     return Subset(name=name if difficulty == 1 else f"{name}_d{difficulty}", corruption=f"imagenet_p/{name}",
                   severity=difficulty, category=get(f"imagenet_p/{name}").category,
                   options=(("difficulty", difficulty),))  # fmt: skip
+
+
+GRID = Grid(
+    PERTURBATIONS,
+    DIFFICULTIES,
+    default_levels=(1,),
+    flag="--difficulty",
+    level_name="difficulty",
+    suffix="_d",
+    bare_level=1,
+)
 
 
 @dataclass(frozen=True)
@@ -84,30 +95,11 @@ class ImageNetP(Benchmark):
         if unknown:
             flags = ", ".join("--" + k.replace("_", "-") for k in unknown)
             raise CorruptgenError(f"{self.name} takes no option {flags}")
-        level = 1 if difficulty is None else check_difficulty(difficulty)
-        wanted: set[tuple[str, int]] = set()
-        tokens = list(TEST_PERTURBATIONS) if names is None else split_names(names)
-        if not tokens:
-            raise CorruptgenError("--subsets is empty")
-        for token in tokens:
-            match = _DIFF_RE.match(token)
-            if token == "all":
-                wanted.update((p, level) for p in PERTURBATIONS)
-            elif token == "clean":
-                wanted.add(("clean", 0))
-            elif token in PERTURBATIONS:
-                wanted.add((token, level))
-            elif match and match.group(1) in PERTURBATIONS:
-                explicit = int(match.group(2))
-                if explicit not in DIFFICULTIES:
-                    raise CorruptgenError(f"difficulty of {token!r} must be 1, 2 or 3")
-                if difficulty is not None and explicit != level:
-                    raise CorruptgenError(f"subset {token!r} has difficulty {explicit}, but --difficulty is {level}")
-                wanted.add((match.group(1), explicit))
-            else:
-                raise unknown_subset(token, [*PERTURBATIONS, "clean", "all"], self.name)
-        out = [self.subsets["clean"]] if ("clean", 0) in wanted else []
-        out += [sequence_subset(p, d) for p in PERTURBATIONS for d in DIFFICULTIES if (p, d) in wanted]
+        chosen = None if difficulty is None else (check_difficulty(difficulty),)
+        out = []
+        for name in GRID.resolve(names, chosen, self.default_subsets, self.name):
+            cell = GRID.cell(name)
+            out.append(self.subsets["clean"] if cell is None else sequence_subset(*cell))
         return tuple(out)
 
 

@@ -21,7 +21,7 @@ from functools import cache
 from typing import Any
 
 from ...errors import CorruptgenError
-from ...family import CLEAN, Benchmark, Option, parse_levels, register_benchmark, split_names, unknown_subset
+from ...family import CLEAN, Benchmark, Grid, Option, parse_levels, register_benchmark
 from ...plan import Plan, SourceSpec, Subset
 from .corruptions import CORRUPTIONS, FAMILY, SEVERITIES, load_stack, resolve_kernels
 
@@ -52,6 +52,9 @@ OPTIONS = (
 )
 
 
+GRID = Grid((*CORRUPTIONS, DISK), SEVERITIES)
+
+
 @dataclass(frozen=True)
 class OpticsBenchmark(Benchmark):
     """OpticsBench family: severities, kernel stack and compat options resolved into the subsets' options."""
@@ -70,8 +73,8 @@ class OpticsBenchmark(Benchmark):
             flags = ", ".join("--" + k.replace("_", "-") for k in other)
             raise CorruptgenError(f"{self.name} takes no option {flags} (it has --severities, --kernels, --compat)")
         mode = _compat(compat)
-        sevs = parse_severities(severities)
-        wanted = self._names(names, sevs)
+        chosen = None if severities is None else parse_severities(severities)
+        wanted = GRID.resolve(names, chosen, self.default_subsets, self.name)
         stack_option = sha = None
         if any(n != "clean" and not n.startswith(DISK) for n in wanted):
             _, meta = load_stack(kernels if kernels else self.default_kernels)
@@ -93,32 +96,6 @@ class OpticsBenchmark(Benchmark):
                                choice="iccvw2023" if mode else "rng")  # fmt: skip
             out.append(_subset(base.corruption.split("/", 1)[1], base.severity, options))
         return tuple(out)
-
-    def _names(self, names: str | Sequence[str] | None, sevs: tuple[int, ...]) -> list[str]:
-        """Subset names in benchmark order: ``None`` (the 20), ``"all"`` (+ the disk baseline), corruption names (every
-        selected severity) and/or subset names (``coma_s2``; its severity must be selected)."""
-        families = (*CORRUPTIONS, DISK)
-        if names is None:
-            wanted = {n for n in self.default_subsets if self.subsets[n].severity in sevs}
-        else:
-            tokens = split_names(names)
-            if not tokens:
-                raise CorruptgenError("--subsets is empty")
-            wanted = set()
-            for token in tokens:
-                if token == "all":
-                    wanted.update(f"{c}_s{s}" for c in families for s in sevs)
-                elif token in families:
-                    wanted.update(f"{token}_s{s}" for s in sevs)
-                elif token in self.subsets:
-                    level = self.subsets[token].severity
-                    if level is not None and level not in sevs:
-                        chosen = ",".join(map(str, sevs))
-                        raise CorruptgenError(f"subset {token!r} has severity {level}, not in --severities {chosen}")
-                    wanted.add(token)
-                else:
-                    raise unknown_subset(token, [*families, *self.subsets, "all"], self.name)
-        return [n for n in self.subsets if n in wanted]
 
     def family_options(self, options: dict[str, Any]) -> dict[str, Any]:
         """Canonical options for the plan id: severities as ``"1,3"``, compat lower-case, kernels resolved (a built-in

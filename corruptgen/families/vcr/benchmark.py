@@ -17,7 +17,7 @@ from functools import cache
 from typing import Any
 
 from ...errors import CorruptgenError
-from ...family import CLEAN, Benchmark, Option, register_benchmark, split_names, unknown_subset
+from ...family import CLEAN, Benchmark, Grid, Option, register_benchmark
 from ...plan import Plan, Subset
 from .corruptions import CATEGORY, CATEGORY_NAMES, DELTA_V_MODES, NAMES
 
@@ -68,20 +68,7 @@ class VCR(Benchmark):
             raise CorruptgenError(f"{self.name} takes no option {flags}")
         n = 1 if per_image is None else _per_image(per_image)
         mode = "uniform" if delta_v is None else _mode(delta_v)
-        if names is None:
-            wanted = list(self.default_subsets)
-        else:
-            tokens = split_names(names)
-            if not tokens:
-                raise CorruptgenError("--subsets is empty")
-            wanted = []
-            for token in tokens:
-                if token == "all":
-                    wanted.extend(NAMES)
-                elif token in self.subsets:
-                    wanted.append(token)
-                else:
-                    raise unknown_subset(token, [*self.subsets, "all"], self.name)
+        wanted = Grid(NAMES).resolve(names, None, self.default_subsets, self.name)
         chosen = []
         for name in dict.fromkeys(wanted):
             subset = self.subsets[name]
