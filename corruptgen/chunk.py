@@ -16,7 +16,6 @@ Memory bound of a chunk task: at most ``batch_size`` buffered samples per batche
 from __future__ import annotations
 
 import functools
-import inspect
 import os
 import sys
 from collections.abc import Callable
@@ -65,30 +64,22 @@ class _Pending:
     rng: np.random.Generator
 
 
-@functools.cache
-def _takes(fn: Callable[..., Any], name: str) -> bool:
-    """Whether ``fn`` declares the keyword ``name`` (e.g. ``sample_index``: the item's position in the source)."""
-    try:
-        return name in inspect.signature(fn).parameters
-    except (TypeError, ValueError):
-        return False
-
-
-def sample_kwargs(fn: Callable[..., Any], plan: Plan, subset: Subset, item_key: str, index: int, repeat: int) -> dict:
-    """The per-sample keywords a corruption function declares: ``sample_index`` (the input's position in the source,
-    for order-based quirks) and ``stratum`` (``(position, count)`` of the sample among its input's repeats)."""
+def sample_kwargs(corruption: Corruption, plan: Plan, subset: Subset, item_key: str, index: int, repeat: int) -> dict:
+    """The per-sample context ``corruption`` declares (:attr:`~corruptgen.corruptions.Corruption.context`):
+    ``sample_index`` (the input's position in the source, for order-based quirks) and ``stratum`` (``(position,
+    count)`` of the sample among its input's repeats)."""
     extra: dict[str, Any] = {}
-    if _takes(fn, "sample_index"):
+    if "sample_index" in corruption.context:
         extra["sample_index"] = index
-    if _takes(fn, "stratum"):
+    if "stratum" in corruption.context:
         count = subset.per_input
         extra["stratum"] = (_strata(plan.seed, plan.benchmark, subset.name, item_key, count)[repeat], count)
     return extra
 
 
-def batch_kwargs(batch_fn: Callable[..., Any], indices: list[int]) -> dict:
-    """The keywords a batched corruption declares: ``sample_indices`` (the inputs' positions in the source)."""
-    return {"sample_indices": indices} if _takes(batch_fn, "sample_indices") else {}
+def batch_kwargs(corruption: Corruption, indices: list[int]) -> dict:
+    """The per-sample context of a batch: ``sample_indices`` (the inputs' positions in the source) when declared."""
+    return {"sample_indices": indices} if "sample_index" in corruption.context else {}
 
 
 @functools.lru_cache(maxsize=256)
@@ -176,7 +167,7 @@ class _ChunkRenderer:
             result, params = p.image, {}
         else:
             try:
-                extra = sample_kwargs(corruption.fn, self.plan, subset, p.item.key, p.index, p.repeat)
+                extra = sample_kwargs(corruption, self.plan, subset, p.item.key, p.index, p.repeat)
                 result, params = corruption.apply(p.image, p.rng, **dict(subset.options), **extra)
             except Exception as e:  # a corruption that cannot handle this input is counted, never fatal
                 self.skip(p.item, subset.name, f"corruption failed: {type(e).__name__}: {e}")
@@ -192,7 +183,7 @@ class _ChunkRenderer:
         assert corruption is not None and corruption.batch_fn is not None
         try:
             images = np.stack([p.image for p in batch])
-            extra = batch_kwargs(corruption.batch_fn, [p.index for p in batch])
+            extra = batch_kwargs(corruption, [p.index for p in batch])
             results, params = corruption.batch_fn(images, [p.rng for p in batch], device=self.task.device,
                                                   **dict(subset.options), **extra)  # fmt: skip
         except Exception:  # e.g. mixed shapes or one bad input: fall back to one at a time, with fresh generators

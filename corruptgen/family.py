@@ -114,10 +114,12 @@ class Benchmark:
         if clean:
             chosen = (self.clean_subset(size), *(s for s in chosen if s.name != "clean"))
         src = SourceSpec(spec=source) if isinstance(source, str) else source
+        chosen = self.sized(chosen, size)
+        check_subsets(chosen)
         return Plan(
             benchmark=self.name,
             source=src,
-            subsets=self.sized(chosen, size),
+            subsets=chosen,
             preprocess=self.preprocessing(preprocess, size),
             family_options=tuple(sorted((k, _freeze(v)) for k, v in family.items())),
             **fields,
@@ -199,6 +201,18 @@ class Grid:
     def names(self) -> list[str]:
         """Every cell's subset name, in grid order."""
         return [self.name(c, lv) for c in self.corruptions for lv in self.levels]
+
+
+def check_subsets(subsets: Sequence[Subset]) -> None:
+    """Validate every subset's fixed options against its corruption (before anything renders)."""
+    from .corruptions.registry import get
+
+    for subset in subsets:
+        if subset.corruption is not None:
+            try:
+                get(subset.corruption).check_options(dict(subset.options))
+            except CorruptgenError as e:
+                raise CorruptgenError(f"subset {subset.name!r}: {e}") from None
 
 
 def split_names(names: str | Sequence[str]) -> list[str]:

@@ -182,7 +182,7 @@ def _corrupt_subset(plan, subset, images, keys, settings: Settings, clock: Clock
         for start in range(0, len(jobs), settings.batch_size):
             part = jobs[start : start + settings.batch_size]
             rngs = [sample_rng(plan.seed, plan.benchmark, subset.name, key)[1] for key, *_ in part]
-            extra = batch_kwargs(corruption.batch_fn, [i for _, i, *_ in part])
+            extra = batch_kwargs(corruption, [i for _, i, *_ in part])
             with clock:
                 batch = np.stack([images[i] for _, i, *_ in part])
                 results, params = corruption.batch_fn(batch, rngs, device=settings.device, **options, **extra)
@@ -190,7 +190,7 @@ def _corrupt_subset(plan, subset, images, keys, settings: Settings, clock: Clock
         return out
     for key, i, item_key, repeat in jobs:
         _, rng = sample_rng(plan.seed, plan.benchmark, subset.name, key)
-        extra = sample_kwargs(corruption.fn, plan, subset, item_key, i, repeat)
+        extra = sample_kwargs(corruption, plan, subset, item_key, i, repeat)
         with clock:
             result, params = corruption.apply(images[i], rng, **options, **extra)
         out.append((key, i, result, params))

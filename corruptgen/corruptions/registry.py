@@ -8,15 +8,18 @@ Names are unique within a family; an unqualified name resolves when exactly one 
 from __future__ import annotations
 
 import difflib
+import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from ..errors import UnknownNameError
+from ..errors import CorruptgenError, UnknownNameError
 
 Params = dict[str, Any]
+#: Per-sample context a corruption may declare (see :attr:`Corruption.context`).
+CONTEXT = ("sample_index", "stratum")
 ApplyFn = Callable[..., tuple[np.ndarray, Params]]  # fn(image, rng, **options) -> (image, params)
 
 RngLike = np.random.Generator | int | None
@@ -47,6 +50,12 @@ class Corruption:
         batch_fn: optional batched form ``batch_fn(images, rngs, *, device, **options) -> (images, params_list)`` on an
             (N, H, W, 3) uint8 array with one generator per image; it must give the same result as ``fn`` per image
             (the engine uses it when present and falls back to ``fn`` for a batch that fails).
+        context: the per-sample context the renderer passes besides the options: ``"sample_index"`` (the input's
+            position in the source; the batched form gets ``sample_indices``) and/or ``"stratum"`` (``(position,
+            count)`` of the sample among its input's repeats).
+        check: validates a subset's fixed options (raises ``ValueError``/``CorruptgenError`` naming field, value and
+            domain); called when a plan is made, so a bad option fails before anything renders. Without it the
+            options are only checked against ``fn``'s keyword parameters.
     """
 
     name: str
@@ -58,6 +67,25 @@ class Corruption:
     reference: str = ""
     fidelity: str = ""
     batch_fn: Callable[..., tuple[np.ndarray, list[Params]]] | None = field(default=None, repr=False, compare=False)
+    context: tuple[str, ...] = ()
+    check: Callable[[Mapping[str, Any]], None] | None = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        unknown = set(self.context) - set(CONTEXT)
+        if unknown:
+            raise ValueError(f"corruption {self.family}/{self.name}: unknown context {sorted(unknown)}; use {CONTEXT}")
+
+    def check_options(self, options: Mapping[str, Any]) -> None:
+        """Raise :class:`CorruptgenError` when ``options`` are not valid fixed options of this corruption."""
+        try:
+            if self.check is not None:
+                self.check(options)
+            else:
+                inspect.signature(self.fn).bind(None, None, **options)
+        except CorruptgenError:
+            raise
+        except (TypeError, ValueError) as e:
+            raise CorruptgenError(f"{self.qualified_name}: bad options {dict(options)}: {e}") from None
 
     @property
     def qualified_name(self) -> str:

@@ -103,7 +103,7 @@ def test_corruption_contract(name, images):
         for i, image in enumerate(images):
             key = f"img{i}"
             seed = sample_rng(plan.seed, plan.benchmark, subset.name, key)[0]
-            extra = sample_kwargs(corruption.fn, plan, subset, key, i, 0)
+            extra = sample_kwargs(corruption, plan, subset, key, i, 0)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 out, params = corruption.apply(image, seed, **dict(subset.options), **extra)
@@ -142,3 +142,34 @@ def test_json_type_rejects_mixed_lists():
         json_type([0.1, [1, 2]])
     assert json_type({"a": [1, 2], "b": 0.5}) == "{a:list[int],b:float}"
     assert not math.isnan(0.0)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_fixed_options_are_checked_when_the_plan_is_made(name):
+    from corruptgen.corruptions import get
+    from corruptgen.errors import CorruptgenError
+
+    corruption = get(name)
+    for _, subset in USES[name]:
+        corruption.check_options(dict(subset.options))  # every real subset's options are valid
+    with pytest.raises(CorruptgenError, match=name):
+        corruption.check_options({**dict(USES[name][0][1].options), "no_such_option": 1})
+
+
+@pytest.mark.parametrize(
+    ("corruption", "options"),
+    [
+        ("imagenet_c/frost", {"severity": 9}),
+        ("imagenet_c/glass_blur", {"sigma": -1.0}),
+        ("optics/coma", {"severity": 2, "quantize": "floor"}),
+        ("vcr/frost", {"delta_v": "nope"}),
+        ("imagenet_p/translate", {"difficulty": 4}),
+    ],
+)
+def test_out_of_domain_values_fail_before_rendering(corruption, options):
+    from corruptgen.errors import CorruptgenError
+    from corruptgen.family import check_subsets
+    from corruptgen.plan import Subset
+
+    with pytest.raises(CorruptgenError, match="subset 'bad'"):
+        check_subsets([Subset("bad", corruption, options=tuple(options.items()))])

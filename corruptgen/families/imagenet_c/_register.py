@@ -214,6 +214,12 @@ def _json(value: Any) -> Any:
     return value
 
 
+def _check_fixed(name: str, options: Mapping[str, Any]) -> None:
+    """A subset's fixed options: ``severity`` and/or explicit parameters inside their domains."""
+    explicit = dict(options)
+    resolve(name, explicit.pop("severity", None), explicit)
+
+
 def make_fn(name: str) -> Callable[..., tuple[np.ndarray, Params]]:
     """``fn(image, rng, *, severity=None, **params) -> (uint8 image, params used)`` for corruption ``name``."""
     adapter, rounding = ADAPTERS[name], name in ROUNDED
@@ -247,5 +253,6 @@ def register_all() -> None:
                 cite=CITE,
                 reference=f"make_imagenet_c.py {name}(x, severity)",
                 fidelity=FIDELITY[name],
+                check=functools.partial(_check_fixed, name),
             )
         )

@@ -12,7 +12,7 @@ change. Pixel-valued parameters (shifts, blur radii) are the reference's 224-px 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -125,11 +125,26 @@ _TABLE: list[tuple[str, int, Callable, dict[str, Any], str]] = [
      {"shear": [-15, 15], "frames": 31}, "CenterCrop(affine(img, shear=i-15, resample=BILINEAR))"),
 ]  # fmt: skip
 
+
+def _check_fixed(options: Mapping[str, Any], allowed: tuple[str, ...] = ("difficulty", "crop")) -> None:
+    """A subset's fixed options: ``difficulty`` 1..3 and a positive ``crop``."""
+    unknown = sorted(set(options) - set(allowed))
+    if unknown:
+        raise ValueError(f"unknown options {unknown}; known: {', '.join(allowed)}")
+    if "difficulty" in options:
+        _check_difficulty(options["difficulty"])
+    crop = options.get("crop")
+    if crop is not None and (isinstance(crop, bool) or not isinstance(crop, int) or crop < 1):
+        raise ValueError(f"crop must be a positive integer, got {crop!r}")
+
+
 register(Corruption(name="clean", family=FAMILY, fn=_clean, params={"crop": 224}, cite=CITE,
-                    reference="CenterCrop(224)(Resize(256)(img))", fidelity="exact"))  # fmt: skip
+                    reference="CenterCrop(224)(Resize(256)(img))", fidelity="exact",
+                    check=lambda options: _check_fixed(options, ("crop",))))  # fmt: skip
 for _name, _category, _fn, _params, _reference in _TABLE:
     register(Corruption(name=_name, family=FAMILY, fn=_fn, params=_params, category=_category, cite=CITE,
-                        reference=_reference, fidelity="reference formula; frames as JPEG, not MP4"))  # fmt: skip
+                        reference=_reference, fidelity="reference formula; frames as JPEG, not MP4",
+                        check=_check_fixed))  # fmt: skip
 
 __all__ = ["CATEGORY_NAMES", "DIFFICULTIES", "FAMILY", "NOISE_LEVELS", "TEST_PERTURBATIONS",
            "VALIDATION_PERTURBATIONS", "crop_size", "functional", "geometry"]  # fmt: skip

@@ -30,7 +30,7 @@ import functools
 import hashlib
 import random
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -218,6 +218,22 @@ def _check_options(severity: int, quantize: str, choice: str = "rng") -> int:
     return int(severity)
 
 
+_FIXED = {"severity", "kernels", "kernels_sha256", "padding", "quantize", "choice"}
+_PADDINGS = ("zero", "reflect")
+
+
+def _check_fixed(options: Mapping[str, Any], allowed: frozenset[str] = frozenset(_FIXED)) -> None:
+    """A subset's fixed options (checked when the plan is made; the kernel stack must load)."""
+    unknown = sorted(set(options) - allowed)
+    if unknown:
+        raise ValueError(f"unknown options {unknown}; known: {', '.join(sorted(allowed))}")
+    _check_options(options.get("severity", 3), options.get("quantize", "round"), options.get("choice", "rng"))
+    if options.get("padding", "zero") not in _PADDINGS:
+        raise ValueError(f"padding must be one of {', '.join(_PADDINGS)}, got {options['padding']!r}")
+    if "kernels" in allowed:
+        load_stack(options.get("kernels"), options.get("kernels_sha256"))
+
+
 def _optics_batch(name: str):
     pair = PAIRS[name]
 
@@ -339,6 +355,8 @@ def _register_all() -> None:
                 cite=CITE,
                 reference="opticsbench generate_datasets.py (v1.0): F.conv2d per channel, padding='same'",
                 fidelity="same kernels and convolution; float64 FFT; round (default) or reference truncation",
+                context=("sample_index",),
+                check=_check_fixed,
             )
         )
     register(
@@ -351,6 +369,7 @@ def _register_all() -> None:
             cite=CITE_DISK,
             reference="make_imagenet_c.py defocus_blur: cv2.filter2D(x, -1, disk(radius, alias_blur))",
             fidelity="same disk kernel; reflect-101 border; float64 FFT",
+            check=functools.partial(_check_fixed, allowed=frozenset({"severity", "padding", "quantize"})),
         )
     )
 

@@ -8,7 +8,7 @@ mapping follow ``shared/spec/syn2nat.md`` §2 and §7; transforms whose algorith
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import albumentations as A
@@ -183,6 +183,11 @@ SYN2NAT_18: tuple[str, ...] = (
 CODE_NAMES: dict[str, str] = {snake: code for code, snake, *_ in _TABLE}
 
 
+def _no_options(options: Mapping[str, Any]) -> None:
+    if options:
+        raise ValueError(f"Syn2Nat corruptions take no options, got {sorted(options)}")
+
+
 def _register_all() -> None:
     for _code, snake, category, reference, params, factory, fidelity in _TABLE:
         fn = _border if factory is None else albumentations_fn(factory)
@@ -196,6 +201,7 @@ def _register_all() -> None:
                 cite=CITE,
                 reference=reference,
                 fidelity=fidelity,
+                check=_no_options,
             )
         )
     assert len(_TABLE) == 40 and all(name in CODE_NAMES for name in SYN2NAT_18)

@@ -18,6 +18,8 @@ reachable range and the number of VIF evaluations.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -57,6 +59,15 @@ def _check_options(name: str, delta_v: Any, image_format: Any, quality: Any) -> 
         raise ValueError(f"{FAMILY}/{name}: image_format must be one of {formats}, got {image_format!r}")
     if isinstance(quality, bool) or not isinstance(quality, (int, np.integer)) or not 1 <= quality <= 100:
         raise ValueError(f"{FAMILY}/{name}: quality must be an integer in 1..100, got {quality!r}")
+
+
+def _check_fixed(name: str, options: Mapping[str, Any]) -> None:
+    """A subset's fixed options (checked when the plan is made)."""
+    unknown = sorted(set(options) - {"delta_v", "image_format", "quality"})
+    if unknown:
+        raise ValueError(f"{FAMILY}/{name}: unknown options {unknown}; known: delta_v, image_format, quality")
+    _check_options(name, options.get("delta_v", "uniform"), options.get("image_format", "jpg"),
+                   options.get("quality", 85))  # fmt: skip
 
 
 def _check_stratum(name: str, stratum: Any) -> tuple[int, int]:
@@ -141,7 +152,8 @@ def _register_all() -> None:
         register(Corruption(
             name=name, family=FAMILY, fn=_make_fn(name), params={"strength": [0.0, 1.0], **d.domain},
             category=CATEGORY[name], cite=CITE, reference=f"{d.source}: {d.reference}",
-            fidelity=f"continuous strength s ∈ [0, 1]: {d.mapping}",
+            fidelity=f"continuous strength s ∈ [0, 1]: {d.mapping}", context=("stratum",),
+            check=functools.partial(_check_fixed, name),
         ))  # fmt: skip
 
 
