@@ -70,7 +70,7 @@ class Benchmark:
             raise CorruptgenError(
                 f"{self.name} takes no option {', '.join('--' + k.replace('_', '-') for k in family_options)}"
             )
-        grid = Grid(tuple(n for n in self.subsets if n != "clean"))
+        grid = Grid(tuple(n for n in self.subsets if n != "clean"), ordered=True)
         wanted = grid.resolve(names, None, self.default_subsets, self.name)
         return tuple(self.subsets[n] for n in wanted)
 
@@ -141,6 +141,7 @@ class Grid:
         flag: the level flag, for messages (``--severities``).
         level_name: what a level is called, for messages (``severity``).
         suffix: subset name of cell (c, level): ``c + suffix + level``; ``bare_level`` is written as plain ``c``.
+        ordered: keep the order in which ``--subsets`` names them (else grid order).
     """
 
     corruptions: tuple[str, ...]
@@ -150,6 +151,7 @@ class Grid:
     level_name: str = "severity"
     suffix: str = "_s"
     bare_level: int | None = None
+    ordered: bool = False
 
     def name(self, corruption: str, level: int | None) -> str:
         return corruption if level is None or level == self.bare_level else f"{corruption}{self.suffix}{level}"
@@ -172,19 +174,19 @@ class Grid:
         tokens = split_names(names) if explicit else list(default)
         if not tokens:
             raise CorruptgenError("--subsets is empty")
-        cells: set[tuple[str, int | None]] = set()
+        cells: dict[tuple[str, int | None], None] = {}  # insertion-ordered set
         clean = False
         for token in tokens:
             cell = self.cell(token)
             if token == "all":
-                cells.update((c, lv) for c in self.corruptions for lv in levels)
+                cells.update(dict.fromkeys((c, lv) for c in self.corruptions for lv in levels))
             elif token == "clean":
                 clean = True
             elif token in self.corruptions:
-                cells.update((token, lv) for lv in levels)
+                cells.update(dict.fromkeys((token, lv) for lv in levels))
             elif cell is not None and cell[1] in self.levels:
                 if cell[1] in levels or (explicit and chosen is None):
-                    cells.add(cell)
+                    cells[cell] = None
                 elif explicit:
                     shown = ",".join(map(str, levels))
                     raise CorruptgenError(
@@ -195,8 +197,11 @@ class Grid:
                 raise CorruptgenError(f"{self.level_name} of {token!r} must be in {min(valid)}..{max(valid)}")
             else:
                 raise unknown_subset(token, [*self.corruptions, *self.names(), "all"], benchmark)
-        ordered = [self.name(c, lv) for c in self.corruptions for lv in self.levels if (c, lv) in cells]
-        return (["clean"] if clean else []) + ordered
+        if self.ordered:
+            names = [self.name(c, lv) for c, lv in cells]
+        else:
+            names = [self.name(c, lv) for c in self.corruptions for lv in self.levels if (c, lv) in cells]
+        return (["clean"] if clean else []) + names
 
     def names(self) -> list[str]:
         """Every cell's subset name, in grid order."""

@@ -23,6 +23,15 @@ RECIPES: dict[str, dict] = {
     "opticsbench-rg": {"subsets": "coma", "severities": "2", "limit": 2},
     "opticsbench": {"subsets": "defocus_spherical,astigmatism,defocus_disk", "severities": "1,5", "limit": 3},
 }
+#: plans whose ids are pinned (an id names a build: a changed id means existing builds can no longer be resumed)
+PLAN_CASES: list[tuple[str, dict]] = [
+    ("syn2nat", {}), ("syn2nat", {"subsets": "solarize,affines,posterize"}), ("syn2nat", {"subsets": "all"}),
+    ("imagenet-c", {}), ("imagenet-c", {"subsets": "frost,gaussian_noise_s2", "severities": "1,2"}),
+    ("imagenet-c", {"extra": True}), ("imagenet-p", {}), ("imagenet-p", {"subsets": "translate_d2,clean"}),
+    ("imagenet-p", {"difficulty": 3}), ("vcr", {}), ("vcr", {"subsets": "frost,brightness", "per_image": 3}),
+    ("opticsbench", {}), ("opticsbench-rg", {"subsets": "coma", "severities": "2"}),
+    ("opticsbench", {"subsets": "all"}),
+]  # fmt: skip
 #: member extensions whose bytes are pinned (json metadata may gain fields)
 PINNED = (".jpg", ".png", ".webp", ".cls")
 
@@ -47,9 +56,21 @@ def build_hashes(family: str, out: Path) -> dict[str, str]:
     return member_hashes(out / family)
 
 
+def plan_ids() -> list[str]:
+    import corruptgen
+
+    return [f"{family} {json.dumps(kw, sort_keys=True)} {corruptgen.make_plan(family, **kw).plan_id}"
+            for family, kw in PLAN_CASES]  # fmt: skip
+
+
 def main(families: list[str]) -> None:
     golden = json.loads(GOLDEN.read_text()) if GOLDEN.exists() else {}
+    if not families or "plan_ids" in families:
+        golden["plan_ids"] = plan_ids()
+        families = [f for f in families if f != "plan_ids"]
     for family in families or list(RECIPES):
+        if family not in RECIPES:
+            continue
         with tempfile.TemporaryDirectory() as tmp:
             golden[family] = build_hashes(family, Path(tmp))
         print(f"{family}: {len(golden[family])} members")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from golden_builds import GOLDEN, RECIPES, build_hashes
+from golden_builds import GOLDEN, RECIPES, build_hashes, plan_ids
 
 
 @pytest.mark.parametrize("family", sorted(RECIPES))
@@ -15,3 +15,9 @@ def test_build_members_equal_recorded_hashes(family, tmp_path):
     assert sorted(got) == sorted(expected)
     changed = [k for k in expected if got[k] != expected[k]]
     assert not changed, f"{len(changed)} of {len(expected)} members changed, e.g. {changed[:3]}"
+
+
+def test_plan_ids_are_unchanged():
+    import json
+
+    assert plan_ids() == json.loads(GOLDEN.read_text())["plan_ids"]

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import CorruptgenError
-from .build import Build
+from ..reader import Build
 from .card_body import ASSET_DIR as ASSET_DIR
 from .card_body import (
     DELTA_V,

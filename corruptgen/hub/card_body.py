@@ -9,7 +9,7 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
-from .build import Build
+from ..reader import Build
 from .card_yaml import Licence, ScanResult, _walk_hashes
 from .features import SubsetSchema
 from .figures import delta_v_coverage

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import CorruptgenError
-from .build import Build
+from ..reader import Build
 from .features import SubsetSchema, scan_subset
 
 #: Sample-json ``params`` keys that hold the measured perceived change Δv (VCR, spec vcr.md: Δv = max(0, 1 − VIF)).

@@ -6,7 +6,7 @@ import io
 import json
 from collections.abc import Sequence
 
-from .build import Build
+from ..reader import Build
 from .features import field_kind, iter_samples
 
 DELTA_V_BINS = 40  # VCR Algorithm 1 / §4.1: M = 40 equal bins; coverage = share of bins holding >= 20 images

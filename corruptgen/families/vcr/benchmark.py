@@ -68,7 +68,7 @@ class VCR(Benchmark):
             raise CorruptgenError(f"{self.name} takes no option {flags}")
         n = 1 if per_image is None else _per_image(per_image)
         mode = "uniform" if delta_v is None else _mode(delta_v)
-        wanted = Grid(NAMES).resolve(names, None, self.default_subsets, self.name)
+        wanted = Grid(NAMES, ordered=True).resolve(names, None, self.default_subsets, self.name)
         chosen = []
         for name in dict.fromkeys(wanted):
             subset = self.subsets[name]

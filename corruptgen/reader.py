@@ -1,0 +1,175 @@
+"""The one reader of a build: a local directory, any fsspec URL (``s3://``, ``memory://``, ...) or a Hub dataset
+repository (``owner/name[@revision]``, ``hf://datasets/owner/name``).
+
+Evaluation, coverage, loaders, export and cards all open a build here: :meth:`Build.open` resolves where it is,
+reads and validates ``manifest.json`` (a build without one, e.g. a Hub repo of plain shards, is read from its
+``data/<subset>/*.tar`` files), lists subsets in plan order and their shards, and iterates samples.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import CorruptgenError
+from .io.storage import is_url, local_path
+from .io.tarread import iter_samples
+from .manifest import MANIFEST, load_manifest
+
+_REPO_RE = re.compile(r"^(?:hf://datasets/|hub:)?(?P<repo>[\w.-]+/[\w.-]+)(?:@(?P<rev>[\w./-]+))?$")
+
+
+@dataclass
+class Build:
+    """A build and its manifest, with subsets in plan order.
+
+    Attributes:
+        root: the local directory (remote builds: ``Path(".")``, their shards are URLs below ``base``).
+        manifest: the validated manifest, or ``{}`` for shards without one.
+        base: the URL of a remote build (``None`` when local).
+        found: subset -> relative shard paths present (read from storage when there is no manifest).
+    """
+
+    root: Path
+    manifest: dict[str, Any]
+    base: str | None = None
+    found: dict[str, list[str]] = field(default_factory=dict)
+
+    @classmethod
+    def open(cls, where: str | os.PathLike, *, revision: str | None = None) -> Build:
+        """Open a local build directory, an fsspec URL or a Hub dataset id; unusable places fail in one line."""
+        text = str(where)
+        local = local_path(where) if is_url(text) or Path(text).expanduser().exists() else None
+        if local is not None:
+            return cls._open_local(local.expanduser())
+        if is_url(text) and not text.startswith("hf://"):
+            return cls._open_remote(text.rstrip("/"))
+        match = _REPO_RE.match(text)
+        if match is None:
+            raise CorruptgenError(f"no build directory at {where} (nor a Hub dataset id owner/name)")
+        rev = revision or match["rev"]
+        return cls._open_remote(f"hf://datasets/{match['repo']}" + (f"@{rev}" if rev else ""))
+
+    @classmethod
+    def _open_local(cls, root: Path) -> Build:
+        if not root.is_dir():
+            raise CorruptgenError(f"no build directory at {root}")
+        manifest = load_manifest(root)
+        found = {}
+        if (root / "data").is_dir():
+            found = _group([p.relative_to(root).as_posix() for p in (root / "data").glob("*/*.tar")])
+        if manifest is None and not found:
+            builds = sorted(p.name for p in root.iterdir() if (p / MANIFEST).is_file() or (p / "data").is_dir())
+            hint = f"; it holds the builds {', '.join(builds)}: pass one of them" if builds else ""
+            raise CorruptgenError(f"no {MANIFEST} and no data/<subset>/*.tar in {root}: not a build directory{hint}")
+        return cls(root.resolve(), manifest or {}, None, found)
+
+    @classmethod
+    def _open_remote(cls, base: str) -> Build:
+        from fsspec.core import url_to_fs
+
+        try:
+            manifest = load_manifest(base)
+            found = {}
+            if manifest is None:
+                fs, root = url_to_fs(base)
+                listed = fs.glob(f"{root.rstrip('/')}/data/*/*.tar")
+                found = _group(["data/" + p.split("/data/", 1)[-1] for p in listed])
+        except CorruptgenError:
+            raise
+        except Exception as e:  # missing credentials, unknown repo, no network
+            first = str(e).splitlines()[0] if str(e) else ""
+            raise CorruptgenError(f"cannot read {base}: {type(e).__name__}: {first}") from None
+        if manifest is None and not found:
+            raise CorruptgenError(f"{base}: no {MANIFEST} and no data/<subset>/*.tar shards")
+        return cls(Path("."), manifest or {}, base, found)
+
+    # ------------------------------------------------------------------ what the build holds
+    @property
+    def location(self) -> str:
+        return self.base or str(self.root)
+
+    @property
+    def benchmark(self) -> str:
+        return self.manifest.get("benchmark") or self.plan.get("benchmark", "")
+
+    @property
+    def plan(self) -> dict[str, Any]:
+        return self.manifest.get("plan") or {}
+
+    @property
+    def split(self) -> str:
+        return self.plan.get("split") or "test"
+
+    def subset_names(self) -> list[str]:
+        """Subsets in plan order (then any others in the manifest, then shards found without one)."""
+        listed = self.manifest.get("subsets") or {}
+        names = [s["name"] for s in self.plan.get("subsets", []) if s["name"] in listed]
+        names += [n for n in listed if n not in names]
+        return names + sorted(n for n in self.found if n not in names)
+
+    def subset(self, name: str) -> dict[str, Any]:
+        return (self.manifest.get("subsets") or {}).get(name) or {"shards": self.found.get(name, [])}
+
+    def shards(self, name: str) -> list[str]:
+        """Relative paths of the subset's written shards (shards where every input was skipped have no file)."""
+        if not self.manifest:
+            return list(self.found.get(name, []))
+        records = self.manifest["shards"]
+        rels = self.subset(name).get("shards") or sorted(r for r, rec in records.items() if rec.get("subset") == name)
+        return [r for r in rels if records.get(r, {}).get("samples", 0) > 0]
+
+    def shard_ref(self, rel: str) -> str:
+        """Where a shard is read from: an absolute local path or a URL."""
+        return f"{self.base}/{rel}" if self.base else str(self.root / rel)
+
+    def samples(self, name: str) -> int:
+        """The subset's sample count from the manifest (0 when there is none)."""
+        return sum((self.manifest.get("shards") or {}).get(r, {}).get("samples", 0) for r in self.shards(name))
+
+    def nbytes(self, name: str) -> int:
+        return sum((self.manifest.get("shards") or {}).get(r, {}).get("bytes", 0) for r in self.shards(name))
+
+    def configs(self) -> list[str]:
+        """Subsets that have at least one sample (one Hub config each)."""
+        if not self.manifest:
+            return [n for n in self.subset_names() if self.found.get(n)]
+        return [n for n in self.subset_names() if self.samples(n) > 0]
+
+    def default_config(self) -> str:
+        """The first corrupted subset (the Hub's default config), else the first config."""
+        configs = self.configs()
+        if not configs:
+            raise CorruptgenError(f"{self.location}: the build has no samples")
+        return next((n for n in configs if n != "clean" and self.subset(n).get("corruption")), configs[0])
+
+    def manifest_sha256(self) -> str:
+        return hashlib.sha256((self.root / MANIFEST).read_bytes()).hexdigest()
+
+    def iter_samples(
+        self, name: str, want: Callable[[str], bool] = lambda f: True
+    ) -> Iterator[tuple[str, dict[str, bytes | None]]]:
+        """``(key, {field: bytes})`` for every sample of subset ``name``, shard by shard (fields ``want`` reads)."""
+        for rel in self.shards(name):
+            yield from iter_samples(self.shard_ref(rel), want)
+
+    @staticmethod
+    def metadata(fields: dict[str, bytes | None]) -> dict[str, Any]:
+        """A sample's ``json`` field, parsed (``{}`` without one)."""
+        raw = fields.get("json")
+        return json.loads(raw) if raw else {}
+
+
+def _group(rels: list[str]) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for rel in sorted(rels):
+        parts = rel.split("/")
+        if len(parts) == 3 and parts[0] == "data" and parts[2].endswith(".tar"):
+            out.setdefault(parts[1], []).append(rel)
+    return out
