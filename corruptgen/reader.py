@@ -50,7 +50,7 @@ class Build:
             return cls._open_local(local.expanduser())
         if is_url(text) and not text.startswith("hf://"):
             return cls._open_remote(text.rstrip("/"))
-        match = _REPO_RE.match(text)
+        match = None if text.startswith((".", "/", "~", os.sep)) else _REPO_RE.match(text)
         if match is None:
             raise CorruptgenError(f"no build directory at {where} (nor a Hub dataset id owner/name)")
         rev = revision or match["rev"]
@@ -75,7 +75,7 @@ class Build:
         from fsspec.core import url_to_fs
 
         try:
-            manifest = load_manifest(base)
+            manifest = _remote_manifest(base)
             found = {}
             if manifest is None:
                 fs, root = url_to_fs(base)
@@ -164,6 +164,20 @@ class Build:
         """A sample's ``json`` field, parsed (``{}`` without one)."""
         raw = fields.get("json")
         return json.loads(raw) if raw else {}
+
+
+def _remote_manifest(base: str) -> dict[str, Any] | None:
+    """The manifest at ``base`` (one ``fsspec.open``), validated; ``None`` when there is none."""
+    import fsspec
+
+    from .manifest import _parse_manifest
+
+    try:
+        with fsspec.open(f"{base}/{MANIFEST}", "rb") as f:
+            raw = f.read()
+    except FileNotFoundError:
+        return None
+    return _parse_manifest(raw, f"{base}/{MANIFEST}")
 
 
 def _group(rels: list[str]) -> dict[str, list[str]]:

@@ -160,10 +160,15 @@ def test_unusable_protocol_is_one_line_exit_2(out, message, capsys):
 def test_local_readers_refuse_urls_clearly(mem):
     with pytest.raises(CorruptgenError, match="reads a local build directory"):
         corruptgen.load(f"{mem}/syn2nat")
+
+
+def test_coverage_reads_a_remote_build_like_a_local_one(mem, local_build):
     from corruptgen.quality.coverage import scan
 
-    with pytest.raises(CorruptgenError, match="reads a local build directory"):
-        scan(f"{mem}/syn2nat")
+    corruptgen.build("syn2nat", out=mem, **KW)
+    local = {r.name: r.values.tolist() for r in scan(local_build[1])}
+    remote = {r.name: r.values.tolist() for r in scan(f"{mem}/syn2nat")}
+    assert remote == local and len(remote) == len(KW["subsets"].split(","))
 
 
 def test_path_helpers():

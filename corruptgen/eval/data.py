@@ -124,19 +124,15 @@ def open_source(spec: str | os.PathLike, *, streaming: bool | None = None, revis
         require_local(text, "eval", " or name a Hub dataset (owner/name or hf://datasets/owner/name)")
     path = Path(text).expanduser()
     if path.exists():
-        if not path.is_dir():
-            raise CorruptgenError(f"{path} is not a build directory")
-        if not (path / "data").is_dir():
-            builds = sorted(p.name for p in path.iterdir() if (p / "data").is_dir())
-            hint = f"; it holds the builds {', '.join(builds)}: pass one of them" if builds else ""
-            raise CorruptgenError(f"no data/<subset>/*.tar under {path}{hint}")
-        root = path.resolve()
-        rels = [p.relative_to(root).as_posix() for p in (root / "data").glob("*/*.tar")]
-        subsets = _subsets_from_paths(rels, lambda rel: str(root / rel))
-        from ..manifest import load_manifest
+        from ..reader import Build
 
-        manifest = load_manifest(root)
-        src = EvalSource(text, "local", str(root), manifest, subsets, True if streaming is None else streaming)
+        build = Build.open(path)
+        rels = [rel for name in build.found for rel in build.found[name]]
+        if not rels:
+            raise CorruptgenError(f"no data/<subset>/*.tar under {path}")
+        subsets = _subsets_from_paths(rels, lambda rel: str(build.root / rel))
+        src = EvalSource(text, "local", str(build.root), build.manifest or None, subsets,
+                         True if streaming is None else streaming)  # fmt: skip
     else:
         m = _REPO_RE.match(text)
         if not m:

@@ -12,13 +12,13 @@ is declared ``json`` (datasets' ``Json`` feature). A field that is null in every
 from __future__ import annotations
 
 import json
-import tarfile
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..errors import CorruptgenError
+from ..io.tarread import iter_samples
 
 # A JSON value type: ("null",) ("bool",) ("int",) ("float",) ("str",) ("json",) ("list", T) ("struct", {name: T})
 JType = tuple
@@ -123,82 +123,6 @@ def field_kind(field_name: str) -> str | None:
     if ext in _TEXT_EXTENSIONS:
         return "text"
     return None
-
-
-def split_member(name: str) -> tuple[str | None, str | None]:
-    """(sample key, field) of a tar member: the key ends at the first dot of the basename (webdataset rule)."""
-    slash = name.rfind("/")
-    dot = name.find(".", slash + 1)
-    if dot <= slash + 1:
-        return None, None
-    return name[:dot], name[dot + 1 :]
-
-
-def _members(f) -> Iterator[tuple[str, int, int]]:
-    """(name, data offset, size) of the regular files of a plain ustar archive (as corruptgen writes them), read
-    header by header with seeks over the data; raises ``_Fallback`` on anything else (PAX / GNU long names, ...)."""
-    offset = 0
-    while True:
-        f.seek(offset)
-        header = f.read(512)
-        if len(header) < 512 or header == bytes(512):
-            return
-        typeflag = header[156:157]
-        if typeflag not in (b"0", b"\0") or header[257:262] != b"ustar":
-            raise _Fallback
-        name = header[0:100].split(b"\0", 1)[0].decode("utf-8")
-        prefix = header[345:500].split(b"\0", 1)[0].decode("utf-8")
-        if prefix:
-            name = f"{prefix}/{name}"
-        size_field = header[124:136]
-        if size_field[0] & 0x80:  # base-256 size: not written by corruptgen
-            raise _Fallback
-        size = int(size_field.split(b"\0", 1)[0].strip() or b"0", 8)
-        yield name, offset + 512, size
-        offset += 512 + -(-size // 512) * 512
-
-
-class _Fallback(Exception):
-    pass
-
-
-def _tar_members(path: str | Path, want: Callable[[str], bool]) -> Iterator[tuple[str, bytes | None]]:
-    """(member name, data if wanted) in archive order; fast path for plain ustar, tarfile otherwise."""
-    with open(path, "rb") as f:
-        try:
-            members = list(_members(f))
-        except _Fallback:
-            members = None
-        if members is not None:
-            for name, start, size in members:
-                _, fld = split_member(name)
-                data = None
-                if fld is not None and want(fld):
-                    f.seek(start)
-                    data = f.read(size)
-                yield name, data
-            return
-    with tarfile.open(path, mode="r:") as tar:  # PAX / GNU headers: the standard reader
-        for member in tar:
-            if member.isfile():
-                _, fld = split_member(member.name)
-                yield member.name, (tar.extractfile(member).read() if fld is not None and want(fld) else None)
-
-
-def iter_samples(path: str | Path, want: Callable[[str], bool] = lambda f: False) -> Iterator[tuple[str, dict]]:
-    """Yield ``(key, {field: bytes or None})`` per sample of a tar; only fields for which ``want(field)`` are read."""
-    key, fields = None, {}
-    for name, data in _tar_members(path, want):
-        k, f = split_member(name)
-        if k is None:
-            continue
-        if key is not None and k != key:
-            yield key, fields
-            fields = {}
-        key = k
-        fields[f] = data
-    if key is not None:
-        yield key, fields
 
 
 @dataclass

@@ -6,8 +6,9 @@ import io
 import json
 from collections.abc import Sequence
 
+from ..io.tarread import iter_samples
 from ..reader import Build
-from .features import field_kind, iter_samples
+from .features import field_kind
 
 DELTA_V_BINS = 40  # VCR Algorithm 1 / §4.1: M = 40 equal bins; coverage = share of bins holding >= 20 images
 DELTA_V_MIN_PER_BIN = 20

@@ -96,33 +96,16 @@ def load(
 
 
 def _resolve_shards(path: str | Path, subsets: Sequence[str] | None, revision: str | None) -> tuple[list[str], int]:
-    """Absolute shard paths or URLs of the chosen subsets (in manifest order) and their sample count."""
-    local = Path(path)
-    if local.is_dir():
-        build = Build.open(local)
-        manifest, base = build.manifest, None
-    else:
-        import fsspec
-
-        text = str(path)
-        if "://" not in text:
-            if text.startswith((".", "/", "~")) or text.count("/") != 1:
-                raise CorruptgenError(f"no build directory at {path}")
-            text = f"hf://datasets/{text}" + (f"@{revision}" if revision else "")
-        base = text.rstrip("/")
-        try:
-            with fsspec.open(f"{base}/{MANIFEST}", "rb") as f:
-                manifest = json.loads(f.read())
-        except FileNotFoundError:
-            raise CorruptgenError(f"{path}: no {MANIFEST} found (not a corruptgen build)") from None
-        build = Build(Path("."), manifest)
+    """Absolute shard paths or URLs of the chosen subsets (in plan order) and their sample count (the one reader)."""
+    build = Build.open(path, revision=revision)
+    if not build.manifest:
+        raise CorruptgenError(f"{path}: no {MANIFEST} found (not a corruptgen build)")
     configs = build.configs()
     chosen = list(configs) if subsets is None else ([subsets] if isinstance(subsets, str) else list(subsets))
     for name in chosen:
         if name not in configs:
             raise _unknown_subset(name, configs, str(path))
-    rels = [rel for name in chosen for rel in build.shards(name)]
-    urls = [str((local / rel).resolve()) if base is None else f"{base}/{rel}" for rel in rels]
+    urls = [build.shard_ref(rel) for name in chosen for rel in build.shards(name)]
     return urls, sum(build.samples(n) for n in chosen)
 
 

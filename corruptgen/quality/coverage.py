@@ -13,7 +13,6 @@ from __future__ import annotations
 import io
 import json
 import math
-import tarfile
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -23,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import CorruptgenError
+from ..io import tarread
 
 BINS = 40
 MIN_COUNT = 20
@@ -87,55 +87,17 @@ def coverage(values: Sequence[float] | np.ndarray, bins: int = BINS, min_count: 
 
 
 # ------------------------------------------------------------------------------------------------ reading a build
-def _subset_dirs(root: Path) -> list[tuple[str, list[Path]]]:
-    """(subset, shard paths) in plan order when a manifest exists, else alphabetical."""
-    data = root / "data"
-    if not data.is_dir():
-        raise CorruptgenError(f"{root} has no data/ folder: not a corruptgen build directory")
-    found = {p.name: sorted(p.glob("*.tar")) for p in sorted(data.iterdir()) if p.is_dir()}
-    order: list[str] = []
-    manifest = root / "manifest.json"
-    if manifest.is_file():
-        try:
-            plan = json.loads(manifest.read_text()).get("plan") or {}
-            order = [s["name"] for s in plan.get("subsets", []) if s.get("name") in found]
-        except (json.JSONDecodeError, AttributeError, KeyError, TypeError):
-            order = []
-    order += [n for n in found if n not in order]
-    return [(n, found[n]) for n in order if found[n]]
+def iter_samples(shard: str | Path, *, images: bool) -> Iterator[tuple[dict[str, Any], bytes | None, bool]]:
+    """(metadata, image bytes or None, is_sequence) of every sample of a WebDataset tar (path or URL), in order."""
 
+    def want(fld: str) -> bool:
+        return fld == "json" or (images and fld.lower() in IMAGE_EXTS)
 
-def iter_samples(shard: Path, *, images: bool) -> Iterator[tuple[dict[str, Any], bytes | None, bool]]:
-    """(metadata, image bytes or None, is_sequence) of every sample of a WebDataset tar, in order."""
-    current: str | None = None
-    meta: dict[str, Any] | None = None
-    image: bytes | None = None
-    frames = False
-
-    def flush():
-        return (meta or {}, image, frames)
-
-    with tarfile.open(shard, "r|") as tar:
-        for member in tar:
-            if not member.isfile():
-                continue
-            base = member.name.rsplit("/", 1)[-1]
-            key, _, ext = base.partition(".")
-            if key != current:
-                if current is not None:
-                    yield flush()
-                current, meta, image, frames = key, None, None, False
-            ext = ext.lower()
-            if ext == "json":
-                meta = json.loads(tar.extractfile(member).read())
-            elif ext in IMAGE_EXTS:
-                data = tar.extractfile(member).read()
-                if images:
-                    image = data
-            elif ext.split(".")[-1] in IMAGE_EXTS:  # 000.jpg, 001.jpg: a sequence
-                frames = True
-    if current is not None:
-        yield flush()
+    for key, fields in tarread.iter_samples(shard, want):
+        meta = json.loads(fields["json"]) if fields.get("json") else {"key": key}
+        image = next((fields[f] for f in fields if f.lower() in IMAGE_EXTS and fields[f] is not None), None)
+        frames = any(f.rsplit(".", 1)[-1].lower() in IMAGE_EXTS and "." in f for f in fields)
+        yield meta, image, frames
 
 
 def _decode(data: bytes) -> np.ndarray:
@@ -143,6 +105,10 @@ def _decode(data: bytes) -> np.ndarray:
 
     with Image.open(io.BytesIO(data)) as im:
         return np.asarray(im.convert("RGB"))
+
+
+def _basename(ref: str) -> str:
+    return str(ref).rstrip("/").rsplit("/", 1)[-1]
 
 
 def stored_delta_v(meta: dict[str, Any]) -> float | None:
@@ -158,19 +124,20 @@ def stored_delta_v(meta: dict[str, Any]) -> float | None:
 class _CleanIndex:
     """Decoded clean images by source key: the same-named clean shard first, every clean shard on a miss."""
 
-    def __init__(self, shards: list[Path]) -> None:
-        self.by_name = {p.name: p for p in shards}
+    def __init__(self, shards: list[str]) -> None:
+        self.by_name = {_basename(p): p for p in shards}
         self.loaded: dict[str, dict[str, bytes]] = {}
         self.all_loaded = False
 
-    def _load(self, path: Path) -> dict[str, bytes]:
-        if path.name not in self.loaded:
+    def _load(self, path: str) -> dict[str, bytes]:
+        name = _basename(path)
+        if name not in self.loaded:
             out = {}
             for meta, data, _ in iter_samples(path, images=True):
                 if data is not None:
                     out[str(meta.get("source_key", meta.get("key")))] = data
-            self.loaded = {path.name: out} if not self.all_loaded else {**self.loaded, path.name: out}
-        return self.loaded[path.name]
+            self.loaded = {name: out} if not self.all_loaded else {**self.loaded, name: out}
+        return self.loaded[name]
 
     def get(self, shard_name: str, source_key: str) -> bytes | None:
         if shard_name in self.by_name:
@@ -207,18 +174,17 @@ def scan(
     """
     import torch
 
-    from ..io.storage import require_local
+    from ..reader import Build
     from .vif import VIFReference
 
-    require_local(directory, "corruptgen coverage")
-    root = Path(directory)
-    if not root.is_dir():
-        raise CorruptgenError(f"no build directory at {root}")
+    build = Build.open(directory)
+    root = build.location
     if bins < 1 or min_count < 1:
         raise CorruptgenError("--bins and --min-count must be positive")
     if by not in GROUPINGS:
         raise CorruptgenError(f"--by must be one of {', '.join(GROUPINGS)}, got {by!r}")
-    found = _subset_dirs(root)
+    found = [(n, [build.shard_ref(rel) for rel in build.shards(n)]) for n in build.subset_names()]
+    found = [(n, shards) for n, shards in found if shards]
     names = [n for n, _ in found]
     if subsets is not None:
         bad = [s for s in subsets if s not in names]
@@ -254,7 +220,7 @@ def scan(
                 else:
                     pending[(g, str(meta.get("source_key", meta.get("key"))))].append(_decode(data))
             for (g, key), images in pending.items():
-                ref = clean.get(shard.name, key)
+                ref = clean.get(_basename(shard), key)
                 if ref is None:
                     skipped[g]["no clean image with this source_key"] += len(images)
                     continue

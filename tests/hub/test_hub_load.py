@@ -18,7 +18,7 @@ from corruptgen.hub import load, torch_loader
 
 def manifest_keys(root: Path, subsets: list[str]) -> Counter:
     """(subset, key) of every sample of ``subsets`` according to the shards."""
-    from corruptgen.hub.features import iter_samples
+    from corruptgen.io.tarread import iter_samples
 
     manifest = json.loads((root / "manifest.json").read_text())
     keys = Counter()
