@@ -108,7 +108,14 @@ class Benchmark:
         the plan's identity). ``size`` scales the preprocessing to a ``size`` × ``size`` crop.
         """
         plan_fields = {f.name for f in dataclasses.fields(Plan)} - {"family_options"}
-        family = self.family_options({k: v for k, v in options.items() if k not in plan_fields})
+        own = {k: v for k, v in options.items() if k not in plan_fields}
+        declared = {o.name for o in self.options}
+        unknown = [k for k, v in own.items() if k not in declared and v is not None and v is not False]
+        if unknown:
+            flags = ", ".join("--" + k.replace("_", "-") for k in unknown)
+            has = f" (it has {', '.join(o.flag for o in self.options)})" if self.options else ""
+            raise CorruptgenError(f"{self.name} takes no option {flags}{has}")
+        family = self.family_options(own)
         fields = {k: v for k, v in options.items() if k in plan_fields}
         chosen = self.select(subsets, **family)
         if clean:
