@@ -22,13 +22,23 @@ MOVED = {
     "corruptgen.corruptions.syn2nat": "corruptgen.families.syn2nat.corruptions",
     "corruptgen.corruptions.legacy": "corruptgen.families.syn2nat.albu052",
     "corruptgen.corruptions.optics": "corruptgen.families.opticsbench.corruptions",
+    "corruptgen.corruptions.albu": "corruptgen.families.syn2nat.albu",
+    "corruptgen.benchmarks": "corruptgen.family",
+    "corruptgen.benchmarks.base": "corruptgen.family",
+    "corruptgen.benchmarks.syn2nat": "corruptgen.families.syn2nat.benchmark",
+    "corruptgen.benchmarks.imagenet_c": "corruptgen.families.imagenet_c.benchmark",
+    "corruptgen.benchmarks.imagenet_p": "corruptgen.families.imagenet_p.benchmark",
+    "corruptgen.benchmarks.vcr": "corruptgen.families.vcr.benchmark",
+    "corruptgen.benchmarks.opticsbench": "corruptgen.families.opticsbench.benchmark",
+    "corruptgen.hub.build": "corruptgen.reader",
 }
 
 
 def new_name(name: str) -> str | None:
-    for old, new in MOVED.items():
+    """The new path of ``name`` (the longest moved prefix decides), or ``None`` when it did not move."""
+    for old in sorted(MOVED, key=len, reverse=True):
         if name == old or name.startswith(old + "."):
-            return new + name[len(old) :]
+            return MOVED[old] + name[len(old) :]
     return None
 
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
-from .benchmarks import get_benchmark
 from .engine import BuildResult, render
 from .errors import CorruptgenError
 from .executors import RayOptions
+from .family import get_benchmark
 from .io.storage import join
 from .plan import Plan, SourceSpec
 

@@ -84,9 +84,9 @@ def resolve_choices(
     options: dict[str, Any] | None = None,
 ) -> list[Choice]:
     """The (corruption, severity, options) the augmentation draws from, after filtering."""
-    from .benchmarks import get_benchmark, list_benchmarks
     from .corruptions import list_corruptions
     from .corruptions.registry import families
+    from .family import get_benchmark, list_benchmarks
 
     extra = tuple(sorted((options or {}).items()))
     if family in list_benchmarks():

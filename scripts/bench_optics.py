@@ -133,7 +133,7 @@ def main() -> None:
                 arr = getattr(skimage.data, PHOTOS[i % len(PHOTOS)])()[..., :3]
                 arr = np.ascontiguousarray(arr[:, ::-1] if (i // len(PHOTOS)) % 2 else arr)
                 Image.fromarray(arr).save(src / f"img_{i:05d}.jpg", quality=95)
-            from corruptgen.benchmarks import get_benchmark
+            from corruptgen.family import get_benchmark
 
             plan = get_benchmark("opticsbench").plan(source=SourceSpec(f"imagefolder:{src}"), kernels=args.kernels)
             out = Path(tmp) / "out"

@@ -25,8 +25,8 @@ import skimage.data
 from PIL import Image
 
 from corruptgen.bench.baselines import syn2nat_bare, syn2nat_bare_io
-from corruptgen.benchmarks import get_benchmark
 from corruptgen.engine import render
+from corruptgen.family import get_benchmark
 from corruptgen.plan import Plan, SourceSpec
 from corruptgen.preprocess import get_preprocess
 

@@ -14,6 +14,9 @@ OLD_TO_NEW = [
     ("corruptgen.corruptions.imagenet_c", "corruptgen.families.imagenet_c"),
     ("corruptgen.corruptions.vcr.domains", "corruptgen.families.vcr.domains"),
     ("corruptgen.corruptions.vcr.search", "corruptgen.families.vcr.search"),
+    ("corruptgen.benchmarks", "corruptgen.family"),
+    ("corruptgen.benchmarks.imagenet_c", "corruptgen.families.imagenet_c.benchmark"),
+    ("corruptgen.hub.build", "corruptgen.reader"),
 ]
 
 

@@ -160,7 +160,7 @@ def size_category(n: int) -> str:
 
 def _title(build: Build) -> str:
     try:
-        from ..benchmarks import get_benchmark
+        from ..family import get_benchmark
 
         return get_benchmark(build.benchmark).title
     except Exception:

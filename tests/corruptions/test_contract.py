@@ -16,9 +16,9 @@ import numpy as np
 import pytest
 import skimage.data
 
-from corruptgen.benchmarks import get_benchmark, list_benchmarks
 from corruptgen.chunk import sample_kwargs
 from corruptgen.corruptions import list_corruptions
+from corruptgen.family import get_benchmark, list_benchmarks
 from corruptgen.seeding import sample_rng
 
 ALL_OPTIONS = {"imagenet-c": {"extra": True}}
