@@ -2,7 +2,7 @@
 
 Writes, deterministically (same bytes on rerun in the same environment):
 
-In ``corruptgen/data/kernels/``:
+In ``kernels/``:
 
 * ``opticsbench.npz``     (8, 5, 3, 25, 25) float32 — reproduces ``kernel_stack_iccvw.pt``
 * ``opticsbench_rg.npz``  (8, 5, 3, 25, 25) float32 — reproduces ``kernel_stack_rg_iccvw.pt``
@@ -12,7 +12,7 @@ In ``corruptgen/data/kernels/``:
 Validation against the published stacks (spec opticsbench.md §2) runs when they are found (``--reference``, default
 ``../shared/reference/opticsbench`` next to the repository); they are read without unpickling and never copied.
 
-Usage: ``python scripts/make_kernels.py [--out corruptgen/data/kernels] [--reference DIR]``
+Usage: ``python scripts/make_kernels.py [--out kernels] [--reference DIR]``
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from corruptgen.families.opticsbench import kernelio, psf, stats, zernike  # noqa: E402
+from corruptgen.families.opticsbench import _prysm, kernelio, psf, stats, zernike  # noqa: E402
 
 CITE = (
     "Müller, Braun, Keuper: Classification robustness to common optical aberrations, ICCV 2023 Workshops (AROW), "
@@ -67,7 +67,7 @@ def validate(kernels: np.ndarray, reference: Path) -> dict | None:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", type=Path, default=ROOT / "corruptgen" / "data" / "kernels")
+    parser.add_argument("--out", type=Path, default=ROOT / "kernels")
     parser.add_argument("--reference", type=Path, default=ROOT.parent / "shared" / "reference" / "opticsbench")
     args = parser.parse_args(argv)
 
@@ -100,7 +100,7 @@ def main(argv=None) -> int:
     provenance = {
         "generator": "scripts/make_kernels.py (corruptgen.families.opticsbench.psf)",
         "paper": CITE,
-        "software": {"prysm": psf.prysm_version(), "numpy": np.__version__, "scipy": scipy.__version__},
+        "software": {"prysm": _prysm.prysm_version(), "numpy": np.__version__, "scipy": scipy.__version__},
         "layout": "kernels[mode, severity, colour, y, x]; modes = fringe Z4..Z11; colours R, G, B; L1 = 1 per colour",
         "pipeline": [
             "pupil: prysm make_xy_grid/cart_to_polar, 128 samples across D (Q = 1, no zero padding)",

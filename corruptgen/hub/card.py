@@ -3,7 +3,7 @@
 Layout and metadata follow spec hub_and_scale.md §1.2–1.6 and §5: one config per subset with ``data_files`` pointing
 at ``data/<subset>/<split>-*.tar``, declared ``dataset_info`` features per config (inferred from the samples, see
 :mod:`corruptgen.hub.features`), the licence of the source (the gated ImageNet terms pattern for ImageNet-derived
-data), and a body rendered from the family template in ``corruptgen/data/cards/<benchmark>.md``.
+data), and a body rendered from the family template in ``cards/<benchmark>.md``.
 
 This module holds the entry points (render, write, read back the marker); the parts live in
 :mod:`~corruptgen.hub.card_yaml` (licence, scan, YAML metadata), :mod:`~corruptgen.hub.card_body` (body sections) and

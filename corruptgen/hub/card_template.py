@@ -1,4 +1,4 @@
-"""Card body templates: the family template ``data/cards/<benchmark>.md`` (or a built-in fallback) and filling it."""
+"""Card body templates: the family template ``cards/<benchmark>.md`` (or a built-in fallback) and filling it."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 from ..errors import CorruptgenError
 
 #: Where the family templates live (package data); a generic body is built in as a fallback.
-TEMPLATE_DIR = Path(str(resources.files("corruptgen.data").joinpath("cards")))
+TEMPLATE_DIR = Path(str(resources.files("corruptgen.cards")))
 
 _PLACEHOLDER = re.compile(r"\{\{\s*(\w+)\s*\}\}")
 

@@ -17,7 +17,7 @@ from corruptgen.errors import CorruptgenError
 from corruptgen.families.opticsbench import kernelio, psf, stats, zernike
 
 ROOT = Path(__file__).resolve().parents[2]
-KERNELS = ROOT / "corruptgen" / "data" / "kernels"
+KERNELS = ROOT / "kernels"
 REFERENCE = ROOT.parent / "shared" / "reference" / "opticsbench"
 PUBLISHED = {
     "opticsbench": REFERENCE / "kernel_stack_iccvw.pt",

@@ -5,7 +5,7 @@ clean reference; ``defocus_disk_s<severity>`` (the ImageNet-C disk the paper com
 options (spec opticsbench.md §4):
 
 * ``severities``: ``"1,3,5"`` or ``"1..5"`` (or a list of ints).
-* ``kernels``: ``opticsbench`` / ``opticsbench_rg`` (``corruptgen/data/kernels/*.npz``, the default of each
+* ``kernels``: ``opticsbench`` / ``opticsbench_rg`` (``kernels/*.npz``, the default of each
   benchmark) or a path to an ``.npz`` or a published ``.pt`` stack. Its source and sha256 go into every subset's
   options, so they are part of the plan id.
 * ``compat="iccvw2023"``: the paper-era (v1.0) generator's quirks — zero padding, the float32 truncation to uint8,
@@ -146,12 +146,12 @@ def _make(name: str, title: str, default_kernels: str) -> OpticsBenchmark:
 @register_benchmark("opticsbench")
 @cache
 def opticsbench() -> OpticsBenchmark:
-    """OpticsBench: the standard kernel stack (default ``corruptgen/data/kernels/opticsbench.npz``)."""
+    """OpticsBench: the standard kernel stack (default ``kernels/opticsbench.npz``)."""
     return _make("opticsbench", "OpticsBench", "opticsbench")
 
 
 @register_benchmark("opticsbench-rg")
 @cache
 def opticsbench_rg() -> OpticsBenchmark:
-    """OpticsBenchRG: red and blue channels share the blue kernel (default ``data/kernels/opticsbench_rg.npz``)."""
+    """OpticsBenchRG: red and blue channels share the blue kernel (default ``kernels/opticsbench_rg.npz``)."""
     return _make("opticsbench-rg", "OpticsBenchRG", "opticsbench_rg")

@@ -19,7 +19,7 @@ Quantisation to uint8:
   average and maps 68 % of the flat-region pixels to ``v − 1`` — a quirk of the reference, reproduced on purpose.
   For ``defocus_disk`` it is ImageNet-C's own ``cv2.filter2D`` + ``np.uint8(255 · clip(y, 0, 1))`` (exact bytes).
 
-Kernel stacks (``kernels=``): ``"opticsbench"`` / ``"opticsbench_rg"`` (``corruptgen/data/kernels/*.npz`` written by
+Kernel stacks (``kernels=``): ``"opticsbench"`` / ``"opticsbench_rg"`` (``kernels/*.npz`` written by
 ``scripts/make_kernels.py``) or a path to an ``.npz`` or a published ``.pt`` (read without unpickling); loaded once
 per process and cached by path.
 """
@@ -47,7 +47,7 @@ CITE_DISK = "Hendrycks & Dietterich, ICLR 2019 (ImageNet-C defocus_blur, make_im
 #: The four OpticsBench corruptions, paper Table 2 (fringe indices of the two kernels).
 CORRUPTIONS: tuple[str, ...] = ("astigmatism", "coma", "defocus_spherical", "trefoil")
 SEVERITIES = (1, 2, 3, 4, 5)
-#: Built-in stacks (files in ``corruptgen/data/kernels/``, written by ``scripts/make_kernels.py``).
+#: Built-in stacks (files in ``kernels/``, written by ``scripts/make_kernels.py``).
 BUILTIN_STACKS = {"opticsbench": "opticsbench.npz", "opticsbench_rg": "opticsbench_rg.npz"}
 QUANTIZE = ("round", "truncate")
 CHOICES = ("rng", "iccvw2023")
@@ -73,10 +73,10 @@ def iccvw2023_pattern(batch_size: int = ICCVW2023_BATCH) -> list[int]:
 
 
 def kernels_dir() -> Path:
-    """The built-in stacks: ``corruptgen/data/kernels/`` (package data, installed with the wheel)."""
+    """The built-in stacks: ``kernels/`` (package data, installed with the wheel)."""
     from importlib import resources
 
-    return Path(str(resources.files("corruptgen.data").joinpath("kernels")))
+    return Path(str(resources.files("corruptgen.kernels")))
 
 
 def resolve_kernels(spec: str | None, default: str = "opticsbench") -> tuple[str, Path]:

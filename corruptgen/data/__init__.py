@@ -1,1 +1,0 @@
-"""Package data: the built-in PSF kernel stacks (``kernels/``) and the dataset-card templates (``cards/``)."""
