@@ -229,6 +229,7 @@ COMMAND_MODULES = (
     "corruptgen.eval.cli",
     "corruptgen.hub.cli",
     "corruptgen.bench.cli",
+    "corruptgen.export.cli",
 )
 
 

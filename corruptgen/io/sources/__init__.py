@@ -104,3 +104,5 @@ _FACTORIES: dict[str, Callable[[str, str, str | None, str | None, int | None], S
     "hf": _open_hf,
     "webdataset": _open_webdataset,
 }
+
+from . import filelist  # noqa: E402,F401 (registers filelist:<list>[:<root>])
