@@ -61,7 +61,7 @@ class ExportReport:
         f = self.files
         total = f["written"] + f["replaced"] + f["linked"] + f["identical"]
         lines = [
-            f"exported {total} files from {self.build} ({len(self.subsets)} subsets) to {self.out} in the "
+            f"exported {total} files from {self.build} ({_plural(len(self.subsets), 'subset')}) to {self.out} in the "
             f"{self.layout} layout: {f['written']} written, {f['linked']} hard-linked, {f['identical']} already "
             f"there" + (f", {f['replaced']} replaced" if f["replaced"] else "")
         ]
@@ -249,6 +249,10 @@ class ExportDir:
         if self._bar is not None:
             self._bar.update(1)
         return state
+
+
+def _plural(n: int, what: str) -> str:
+    return f"{n} {what}" + ("" if n == 1 else "s")
 
 
 def _non_empty(folder: Path) -> bool:

@@ -235,3 +235,26 @@ def test_cli_export_and_layouts(icb, tmp_path, capsys):
     shown = json.loads(capsys.readouterr().out)
     assert shown["files"] == {"written": 4} and shown["folders"] == {"clean": "clean"}
     assert main(["export", str(icb)]) == 2
+
+
+def test_keys_that_would_leave_the_folder_are_skipped(tmp_path, icb):
+    """Plain shards from elsewhere (no manifest): a member named ``../../../../evil.jpg`` cannot escape ``--out``."""
+    import io
+    import tarfile
+
+    shard_dir = tmp_path / "foreign" / "data" / "clean"
+    shard_dir.mkdir(parents=True)
+    jpeg = shard_images(icb, "clean")["chelsea"][1]
+    with tarfile.open(shard_dir / "test-00000.tar", "w") as tar:
+        for name, data in (("../../../../evil.cls", b"281"), ("../../../../evil.jpg", jpeg),
+                           ("fine.cls", b"281"), ("fine.jpg", jpeg)):  # fmt: skip
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    out = tmp_path / "sandbox" / "exp"
+    report = export_build(tmp_path / "foreign", out, options={"class-dirs": "wnid"})
+    assert exported_files(out) == {"clean/n02123045/fine.JPEG": jpeg}
+    assert report.skipped == {"unsafe export path 'clean/n02123045/../../../../evil.JPEG'": 1}
+    assert sorted(p.name for p in (tmp_path / "sandbox").iterdir()) == ["exp"]
+    with pytest.raises(ValueError, match="unsafe"), ExportDir(tmp_path / "x", report) as target:
+        target.put("/etc/passwd", b"")
