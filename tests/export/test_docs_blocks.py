@@ -30,9 +30,9 @@ def code_blocks(text: str, heading: str | None = None) -> list[tuple[str, str, i
 def run_bash(code: str, where: str) -> None:
     """Each command (backslash continuations joined) must be a ``corruptgen`` command that exits 0."""
     for command in code.replace("\\\n", " ").splitlines():
-        if not command.strip():
+        argv = shlex.split(command, comments=True)
+        if not argv:
             continue
-        argv = shlex.split(command)
         assert argv[0] == "corruptgen", f"{where}: only corruptgen commands are run by this test: {command}"
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
@@ -40,19 +40,30 @@ def run_bash(code: str, where: str) -> None:
         assert rc == 0, f"{where}: {command} exited {rc}\n{out.getvalue()}"
 
 
-def test_export_md_blocks_run(tmp_path, monkeypatch, hf_cache):
-    rels = write_imagenet_like(tmp_path / "imagenet" / "val")
-    (tmp_path / "imagenet_test_image_ids.txt").write_text("".join(f"{r}\n" for r in rels[::-1]))
-    monkeypatch.chdir(tmp_path)
-    blocks = code_blocks((DOCS / "export.md").read_text())
-    assert [lang for lang, _, _ in blocks].count("python") >= 4 and len(blocks) >= 7
+def run_blocks(blocks: list[tuple[str, str, int]], name: str) -> None:
     for lang, code, line in blocks:
-        where = f"docs/export.md:{line}"
+        where = f"{name}:{line}"
         if lang == "bash":
             run_bash(code, where)
         else:
             assert lang == "python", where
             exec(compile(code, where, "exec"), {"__name__": "__docs__"})
+
+
+@pytest.fixture
+def imagenet_here(tmp_path, monkeypatch) -> list[str]:
+    """cwd = a folder with ``imagenet/val/<wnid>/ILSVRC2012_val_*.JPEG`` and ``imagenet_test_image_ids.txt``."""
+    rels = write_imagenet_like(tmp_path / "imagenet" / "val")
+    (tmp_path / "imagenet_test_image_ids.txt").write_text("".join(f"{r}\n" for r in rels[::-1]))
+    monkeypatch.chdir(tmp_path)
+    return rels
+
+
+def test_export_md_blocks_run(imagenet_here, hf_cache):
+    rels = imagenet_here
+    blocks = code_blocks((DOCS / "export.md").read_text())
+    assert [lang for lang, _, _ in blocks].count("python") >= 4 and len(blocks) >= 7
+    run_blocks(blocks, "docs/export.md")
     ic, ob = Path("data/ImageNet-C"), Path("data/OpticsBench")
     assert len(list((ic / "gaussian_noise" / "5").rglob("*.JPEG"))) == len(rels)
     for path in (ob / "clean").rglob("*.JPEG"):  # the --link-dest block: clean images are shared, not copied
@@ -77,3 +88,15 @@ def test_contributing_layout_recipe_exports_a_build(icb, tmp_path, recipe_layout
         assert (tmp_path / "flat" / "contrast_s2" / f"{key}.JPEG").read_bytes() == data
     rows = (tmp_path / "flat" / "contrast_s2" / "labels.csv").read_text().splitlines()
     assert rows[0] == "key;label" and "chelsea;281" in rows and "astronaut;" in rows
+
+
+def test_readme_export_section_runs(imagenet_here, hf_cache):
+    """README's export section (its commands use the same relative ``imagenet/val`` and list as docs/export.md)."""
+    text = (DOCS.parent / "README.md").read_text()
+    heading = next((line[3:] for line in text.splitlines() if line.startswith("## Export")), None)
+    if heading is None:
+        pytest.skip("README.md has no '## Export...' section yet")
+    blocks = code_blocks(text, heading)
+    assert blocks, "README's export section has no code block"
+    run_blocks(blocks, "README.md")
+    assert any(Path("data/ImageNet-C").rglob("*.JPEG"))
