@@ -60,9 +60,10 @@ def export_build(
 
 def select_subsets(build: Build, subsets: str | Sequence[str] | None) -> list[str]:
     """The named subsets in plan order (unknown names fail with near names); default: those with samples."""
-    if subsets is None or subsets == "all" or list(subsets) == ["all"]:
+    wanted = [s.strip() for s in subsets.split(",")] if isinstance(subsets, str) else [str(s) for s in subsets or ()]
+    wanted = [s for s in wanted if s]
+    if not wanted or wanted == ["all"]:
         return build.configs()
-    wanted = [s.strip() for s in subsets.split(",")] if isinstance(subsets, str) else [str(s) for s in subsets]
     known = build.subset_names()
     for name in wanted:
         if name not in known:
