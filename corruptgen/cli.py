@@ -8,17 +8,8 @@ import json
 import sys
 from collections.abc import Sequence
 
+from .commands import command_groups, positive_int, register_commands
 from .errors import CorruptgenError
-
-
-def positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
-    return value
 
 
 def _add_build(sub) -> None:
@@ -188,10 +179,20 @@ def _cmd_verify(args) -> int:
     return 0 if report.ok else 1
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser() -> tuple[argparse.ArgumentParser, dict]:
+    """The ``corruptgen`` parser with every registered command group, and ``{command: handler}``."""
     parser = argparse.ArgumentParser(prog="corruptgen", description=__doc__)
     parser.add_argument("--version", action="version", version=f"corruptgen {_version()}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    handlers = {}
+    for _name, add_commands in command_groups():
+        handlers.update(add_commands(sub))
+    return parser, handlers
+
+
+@register_commands("core")
+def _core_commands(sub) -> dict:
+    """``build``, ``list``, ``select`` and ``verify``."""
     _add_build(sub)
 
     p = sub.add_parser("list", help="list benchmarks, or a benchmark's corruptions, categories and parameters")
@@ -211,7 +212,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("verify", help="re-hash every shard of a build against its manifest")
     p.add_argument("directory")
-    return parser
+    return {"build": _cmd_build, "list": _cmd_list, "select": _cmd_select, "verify": _cmd_verify}
 
 
 def _version() -> str:
@@ -220,38 +221,9 @@ def _version() -> str:
     return __version__
 
 
-_COMMANDS = {"build": _cmd_build, "list": _cmd_list, "select": _cmd_select, "verify": _cmd_verify}
-
-#: Modules that add subcommands: each defines ``add_commands(subparsers) -> dict[name, handler]`` (skipped if absent).
-COMMAND_MODULES = (
-    "corruptgen.quality.cli",
-    "corruptgen.families.opticsbench.cli",
-    "corruptgen.eval.cli",
-    "corruptgen.hub.cli",
-    "corruptgen.bench.cli",
-    "corruptgen.export.cli",
-)
-
-
-def _extension_commands(sub) -> dict:
-    import importlib
-    import importlib.util
-
-    handlers = {}
-    for name in COMMAND_MODULES:
-        try:
-            found = importlib.util.find_spec(name) is not None
-        except ModuleNotFoundError:  # the parent package does not exist yet
-            found = False
-        if found:
-            handlers.update(importlib.import_module(name).add_commands(sub))
-    return handlers
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    parser, commands = build_parser()
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    commands = {**_COMMANDS, **_extension_commands(sub)}
     argv = list(sys.argv[1:] if argv is None else argv)
     if next((a for a in argv if not a.startswith("-")), None) == "build":  # families load only when building
         sub.choices["build"].set_defaults(family_options=add_family_options(sub.choices["build"]))

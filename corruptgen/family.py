@@ -49,6 +49,9 @@ class Benchmark:
         preprocess: default preprocessing preset.
         category_names: category id -> name, for listings and reports.
         options: the family's own build options (see :class:`Option`).
+        metrics: the metric family ``corruptgen eval`` computes for its builds (a name registered in
+            :data:`corruptgen.eval.metrics.METRICS`: ``imagenet_c``, ``imagenet_p``, ``syn2nat``, ``vcr``, ``optics``
+            or ``generic`` for accuracy-only metrics).
     """
 
     name: str
@@ -59,6 +62,7 @@ class Benchmark:
     preprocess: str = "syn2nat"
     category_names: Mapping[int, str] = field(default_factory=dict)
     options: tuple[Option, ...] = ()
+    metrics: str = "generic"
 
     def select(self, names: str | Sequence[str] | None, **family_options: Any) -> tuple[Subset, ...]:
         """Resolve ``None`` (defaults), ``"all"`` or a list / comma string of names; unknown names fail clearly.

@@ -102,6 +102,31 @@ class Plan:
         d["family_options"] = dict(self.family_options)
         return d
 
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Plan:
+        """The plan :meth:`to_dict` wrote (e.g. ``manifest["plan"]``): ``Plan.from_dict(p.to_dict()) == p``, same id.
+
+        Unknown keys (written by a newer corruptgen) fail clearly rather than being dropped.
+        """
+        try:
+            d = dict(data)
+            pre = dict(d.pop("preprocess"))
+            if pre.get("resize") is not None:
+                pre["resize"] = tuple(pre["resize"])
+            subsets = tuple(
+                Subset(**{**s, "options": tuple((k, _frozen(v)) for k, v in s.get("options", {}).items())})
+                for s in d.pop("subsets")
+            )
+            return cls(
+                source=SourceSpec(**d.pop("source")),
+                subsets=subsets,
+                preprocess=Preprocess(**pre),
+                family_options=tuple(sorted((k, _frozen(v)) for k, v in d.pop("family_options", {}).items())),
+                **d,
+            )
+        except (TypeError, KeyError, AttributeError, ValueError) as e:
+            raise CorruptgenError(f"not a corruptgen plan ({type(e).__name__}: {e})") from None
+
     @property
     def plan_id(self) -> str:
         """sha256 (first 16 hex digits) of the canonical JSON of the plan."""
@@ -113,3 +138,8 @@ class Plan:
             if s.name == name:
                 return s
         raise KeyError(name)
+
+
+def _frozen(value: Any) -> Any:
+    """JSON lists back to the tuples a plan holds."""
+    return tuple(_frozen(v) for v in value) if isinstance(value, list) else value

@@ -9,6 +9,7 @@ import numpy as np
 from PIL import Image
 
 from .errors import CorruptgenError
+from .registry import Registry
 
 _CV2 = {"area": cv2.INTER_AREA, "bilinear": cv2.INTER_LINEAR, "bicubic": cv2.INTER_CUBIC, "nearest": cv2.INTER_NEAREST,
         "lanczos": cv2.INTER_LANCZOS4}  # fmt: skip
@@ -110,25 +111,26 @@ def center_crop(image: np.ndarray, size: int, *, torchvision: bool = False) -> n
     return image[top : top + size, left : left + size]
 
 
-PRESETS: dict[str, Preprocess] = {
-    # Laugros et al. reference: albumentations Resize(256, 256, INTER_AREA) + CenterCrop(224) (spec syn2nat.md §6)
-    "syn2nat": Preprocess(),
+#: Preprocessing presets by name (``--preprocess``). A family folder may register its own preset with
+#: ``PRESETS.register(name, Preprocess(...))``; folders are imported on the first look-up.
+PRESETS: Registry[Preprocess] = Registry("preprocessing", discover=("corruptgen.families",))
+for _preset in (
+    # Laugros et al. reference: albumentations Resize(256, 256, INTER_AREA) + CenterCrop(224)
+    Preprocess(),
     # torchvision Resize(256) (shorter side, bilinear on PIL) + CenterCrop(224), as ImageNet-C's reference
-    "imagenet": Preprocess(name="imagenet", resize=None, resize_short=256, crop=224, interpolation="bilinear",
-                           library="pil"),
+    Preprocess(name="imagenet", resize=None, resize_short=256, crop=224, interpolation="bilinear", library="pil"),
     # ImageNet-P reference: torchvision Resize(256) only (PIL bilinear, shorter side); each sequence crops itself
-    "imagenet_resize": Preprocess(name="imagenet_resize", resize=None, resize_short=256, crop=None,
-                                  interpolation="bilinear", library="pil"),
+    Preprocess(
+        name="imagenet_resize", resize=None, resize_short=256, crop=None, interpolation="bilinear", library="pil"
+    ),
     # exact 224×224 resize, no crop
-    "resize224": Preprocess(name="resize224", resize=(224, 224), crop=None),
+    Preprocess(name="resize224", resize=(224, 224), crop=None),
     # keep the source size (pixel-sized corruption parameters then act differently)
-    "none": Preprocess(name="none", resize=None, crop=None),
-}  # fmt: skip
+    Preprocess(name="none", resize=None, crop=None),
+):
+    PRESETS.register(_preset.name, _preset)  # fmt: skip
 
 
 def get_preprocess(name: str) -> Preprocess:
-    """A preset by name (``syn2nat``, ``imagenet``, ``resize224``, ``none``)."""
-    try:
-        return PRESETS[name]
-    except KeyError:
-        raise CorruptgenError(f"unknown preprocessing {name!r}; use one of {', '.join(PRESETS)}") from None
+    """A preset by name (``syn2nat``, ``imagenet``, ``imagenet_resize``, ``resize224``, ``none``, or a family's own)."""
+    return PRESETS.get(name)

@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 import sys
 
+from ..commands import register_commands
 from ..errors import CorruptgenError
 from .stages import FAMILIES
 
 
+@register_commands("bench")
 def add_commands(sub) -> dict:
     p = sub.add_parser(
         "bench",

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import CorruptgenError, UnknownNameError
+from ..registry import Registry
 
 Params = dict[str, Any]
 #: Per-sample context a corruption may declare (see :attr:`Corruption.context`).
@@ -103,67 +104,42 @@ class Corruption:
         return self.apply(image, rng, **options)[0]
 
 
-_REGISTRY: dict[str, dict[str, Corruption]] = {}
+#: Every corruption under its qualified name ``family/name``; family folders register theirs when imported
+#: (every folder of :mod:`corruptgen.families` is imported on the first look-up).
+CORRUPTIONS: Registry[Corruption] = Registry("corruption", discover=("corruptgen.families",))
 
 
 def register(corruption: Corruption) -> Corruption:
     """Add a corruption; a duplicate (family, name) is a programming error."""
-    family = _REGISTRY.setdefault(corruption.family, {})
-    if corruption.name in family:
-        raise ValueError(f"corruption {corruption.qualified_name} registered twice")
-    family[corruption.name] = corruption
-    return corruption
-
-
-_loaded = False
-
-
-def _ensure_loaded() -> None:
-    """Import every family folder (:mod:`corruptgen.families`): importing a family registers its corruptions."""
-    global _loaded
-    if _loaded:
-        return
-    _loaded = True
-    from ..registry import import_all
-
-    import_all("corruptgen.families")
+    return CORRUPTIONS.register(corruption.qualified_name, corruption)
 
 
 def families() -> list[str]:
-    _ensure_loaded()
-    return sorted(_REGISTRY)
+    return sorted({c.family for _, c in CORRUPTIONS.items()})
 
 
 def list_corruptions(family: str | None = None) -> list[Corruption]:
     """All registered corruptions (of one family), in registration order."""
-    _ensure_loaded()
-    if family is not None:
-        if family not in _REGISTRY:
-            raise UnknownNameError(f"unknown corruption family {family!r}; known: {', '.join(sorted(_REGISTRY))}")
-        return list(_REGISTRY[family].values())
-    return [c for fam in _REGISTRY.values() for c in fam.values()]
+    every = [c for _, c in CORRUPTIONS.items()]
+    if family is None:
+        return every
+    if family not in families():
+        raise UnknownNameError(f"unknown corruption family {family!r}; known: {', '.join(families())}")
+    return [c for c in every if c.family == family]
 
 
 def get(name: str, family: str | None = None) -> Corruption:
-    """Look a corruption up by ``name``, ``family/name`` or (``name``, ``family``)."""
-    _ensure_loaded()
+    """Look a corruption up by ``name`` (unique across families), ``family/name`` or (``name``, ``family``)."""
     if "/" in name and family is None:
         family, name = name.split("/", 1)
-    if family is not None:
-        members = _REGISTRY.get(family)
-        if members is None:
-            raise UnknownNameError(f"unknown corruption family {family!r}; known: {', '.join(sorted(_REGISTRY))}")
-        if name in members:
-            return members[name]
-        raise UnknownNameError(_miss_message(name, list(members), family))
-    hits = [fam[name] for fam in _REGISTRY.values() if name in fam]
+    every = list_corruptions(family)
+    hits = [c for c in every if c.name == name]
     if len(hits) == 1:
         return hits[0]
     if len(hits) > 1:
         options = ", ".join(c.qualified_name for c in hits)
         raise UnknownNameError(f"corruption name {name!r} is ambiguous; use one of: {options}")
-    everything = [n for fam in _REGISTRY.values() for n in fam]
-    raise UnknownNameError(_miss_message(name, everything, None))
+    raise UnknownNameError(_miss_message(name, [c.name for c in every], family))
 
 
 def _miss_message(name: str, candidates: list[str], family: str | None) -> str:

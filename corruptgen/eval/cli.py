@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from ..cli import positive_int
+from ..commands import positive_int, register_commands
 from ..errors import CorruptgenError
 
 
@@ -198,6 +198,7 @@ def _load_benchmarks(path: str) -> list[list[str]]:
     return data
 
 
+@register_commands("eval")
 def add_commands(sub) -> dict:
     """Register ``eval``, ``report`` and ``analyze``; returns their handlers."""
     p = sub.add_parser("eval", help="evaluate models on a build (local directory or Hub dataset)")

@@ -28,6 +28,7 @@ import torch
 
 from ..errors import CorruptgenError, UnknownNameError
 from ..io.shards import sha256_file
+from ..registry import Registry
 
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
 IMAGENET_STD = (0.229, 0.224, 0.225)
@@ -119,11 +120,15 @@ def _efficientnet_lite0() -> EvalModel:
                      weights={"path": os.path.basename(path), "sha256": sha256_file(path)})  # fmt: skip
 
 
-BUILTIN: dict[str, Callable[[], EvalModel]] = {"efficientnet_lite0": _efficientnet_lite0}
+#: Built-in models: name -> zero-argument factory of an :class:`EvalModel` (register more with
+#: ``MODELS.register(name, factory)``; any ``module:attribute`` works without registering).
+MODELS: Registry[Callable[[], EvalModel]] = Registry("model")
+MODELS.register("efficientnet_lite0", _efficientnet_lite0)
+BUILTIN = MODELS  # deprecated name
 
 
 def list_models() -> list[str]:
-    return sorted(BUILTIN)
+    return sorted(MODELS.names())
 
 
 # ---- spec forms ---------------------------------------------------------------------------------------------------
@@ -247,8 +252,8 @@ def load_model(spec: str | EvalModel, device: str = "cpu") -> EvalModel:
         model = _torchvision(text.split(":", 1)[1])
     elif text.startswith("timm:"):
         model = _timm(text.split(":", 1)[1])
-    elif text in BUILTIN:
-        model = BUILTIN[text]()
+    elif text in MODELS:
+        model = MODELS.get(text)()
     elif ":" in text:
         model = _from_attribute(text)
     else:

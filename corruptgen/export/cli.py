@@ -5,7 +5,10 @@ from __future__ import annotations
 import json
 import sys
 
+from ..commands import register_commands
 
+
+@register_commands("export")
 def add_commands(sub) -> dict:
     p = sub.add_parser("export", help="write a build as a folder tree (the ImageNet-C layout RobustBench reads)")
     p.add_argument("build", nargs="?", help="a build directory, an fsspec URL or a Hub dataset id (owner/name)")

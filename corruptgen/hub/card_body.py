@@ -259,31 +259,10 @@ with torch.no_grad():
         total += keep.sum().item()
 print(correct / total)
 ```"""
-    options = _eval_options()
-    if options is not None:
-        model = " --model <model>" if "--model" in options else ""
-        text += (f"\n\nThe `corruptgen eval` command computes the benchmark's metrics directly (a local directory or "
-                 f"the Hub repository; see `corruptgen eval --help`):\n\n```bash\ncorruptgen eval "
-                 f"{repo_id or '<build directory>'}{model}\n```")  # fmt: skip
+    text += (f"\n\nThe `corruptgen eval` command computes the benchmark's metrics directly (a local directory or "
+             f"the Hub repository; see `corruptgen eval --help`):\n\n```bash\ncorruptgen eval "
+             f"{repo_id or '<build directory>'} --model <model>\n```")  # fmt: skip
     return text
-
-
-def _eval_options() -> set[str] | None:
-    """The option strings of ``corruptgen eval`` when the eval package is installed (None otherwise)."""
-    try:
-        import argparse
-
-        from ..cli import _extension_commands, build_parser
-
-        parser = build_parser()
-        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-        _extension_commands(sub)
-        eval_parser = sub.choices.get("eval")
-        if eval_parser is None:
-            return None
-        return {opt for action in eval_parser._actions for opt in action.option_strings}
-    except Exception:
-        return None
 
 
 def _licence_section(build: Build, licence: Licence) -> str:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..commands import register_commands
+
 
 def _licence_args(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("card")
@@ -21,6 +23,7 @@ def _card_options(args) -> dict:
             "pretty_name": args.pretty_name, "scan_limit": args.scan, "progress": sys.stderr.isatty()}  # fmt: skip
 
 
+@register_commands("hub")
 def add_commands(sub) -> dict:
     p = sub.add_parser("card", help="(re)write README.md: Hub YAML metadata + a human-readable dataset card")
     p.add_argument("directory", help="a build directory, e.g. ./corruptgen-out/syn2nat")

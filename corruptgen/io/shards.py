@@ -19,6 +19,10 @@ import cv2
 import numpy as np
 from PIL import Image
 
+from .hashing import sha256_file, sha256_stream
+
+__all__ = ["ShardWriter", "dump_json", "encode_image", "open_shard", "remove_partials", "sha256_file", "sha256_stream"]
+
 TAR_MTIME = 946_684_800  # 2000-01-01T00:00:00Z: fixed so rebuilds are byte-identical
 PARTIAL_SUFFIX = ".partial"
 
@@ -176,19 +180,6 @@ def open_shard(out_dir: str | os.PathLike, rel: str) -> ShardWriter:
     if local is not None:
         return ShardWriter(local / rel)
     return RemoteShardWriter(str(out_dir), rel)
-
-
-def sha256_stream(f: Any, chunk: int = 1 << 20) -> str:
-    """sha256 of a binary file object, read in chunks (never held whole in memory)."""
-    h = hashlib.sha256()
-    while block := f.read(chunk):
-        h.update(block)
-    return h.hexdigest()
-
-
-def sha256_file(path: str | os.PathLike, chunk: int = 1 << 20) -> str:
-    with open(path, "rb") as f:
-        return sha256_stream(f, chunk)
 
 
 def remove_partials(root: str | os.PathLike) -> int:

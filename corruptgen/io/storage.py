@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import CorruptgenError
+from .hashing import sha256_stream
 
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*(://|::)")
 _LOCAL_PROTOCOLS = ("file", "local")
@@ -125,8 +126,6 @@ class Location:
 
     def sha256(self, rel: str, chunk: int = 1 << 22) -> str | None:
         """sha256 of the object, streamed (never held whole in memory); ``None`` if it does not exist."""
-        from .shards import sha256_stream
-
         try:
             with self.fs.open(self.path(rel), "rb") as f:
                 return sha256_stream(f, chunk)

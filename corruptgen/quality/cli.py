@@ -7,9 +7,11 @@ from pathlib import Path
 
 import numpy as np
 
+from ..commands import register_commands
 from ..errors import CorruptgenError
 
 
+@register_commands("quality")
 def add_commands(sub) -> dict:
     p = sub.add_parser(
         "vif",

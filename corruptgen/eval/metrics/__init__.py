@@ -8,24 +8,25 @@ defocus baseline, Kendall τ).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from ...errors import CorruptgenError
+from ...registry import Registry
 from ..predictions import Predictions
 from . import common, imagenet_c, imagenet_p, optics, syn2nat, vcr
 
-__all__ = ["FAMILIES", "MetricOptions", "common", "compute_metrics", "detect_family", "imagenet_c", "imagenet_p",
-           "optics", "syn2nat", "vcr"]  # fmt: skip
+__all__ = ["METRICS", "MetricOptions", "common", "compute_metrics", "detect_family", "imagenet_c", "imagenet_p",
+           "optics", "register_metrics", "syn2nat", "vcr"]  # fmt: skip
 
-FAMILIES = ("syn2nat", "imagenet_c", "imagenet_p", "vcr", "optics", "generic")
-_ALIASES = {"imagenet-c": "imagenet_c", "imagenetc": "imagenet_c", "imagenet-p": "imagenet_p",
-            "imagenetp": "imagenet_p",
-            "opticsbench": "optics", "opticsbench-rg": "optics", "opticsbench_rg": "optics", "syn2nat": "syn2nat",
-            "vcr": "vcr"}  # fmt: skip
+#: Metric families: name -> section function ``(pred, rows, options) -> dict`` (the family's own metrics, stored
+#: under ``results["metrics"][name]``). A benchmark family names its metric family (``Benchmark.metrics``); a new
+#: kind of metric registers here with :func:`register_metrics`.
+METRICS: Registry[Callable[[Predictions, dict, MetricOptions], dict]] = Registry("metric family")
+register_metrics = METRICS.register
 
 
 @dataclass
@@ -48,12 +49,14 @@ class MetricOptions:
 
 
 def detect_family(benchmark: str | None, pred: Predictions | None = None) -> str:
-    """The metric family of a build: from its benchmark name, else from what the samples carry."""
+    """The metric family of a build: the one its benchmark family declares, else from what the samples carry."""
+    from ...family import FAMILIES as BENCHMARKS
+
     name = (benchmark or "").strip().lower()
-    if name in _ALIASES:
-        return _ALIASES[name]
-    if name.replace("-", "_") in FAMILIES:
-        return name.replace("-", "_")
+    if name in METRICS:
+        return METRICS.canonical(name)
+    if name in BENCHMARKS:
+        return BENCHMARKS.get(name)().metrics
     if pred is not None:
         if any(int(v.get("frames", 1)) > 1 for v in pred.subsets.values()) or (pred.frame > 0).any():
             return "imagenet_p"
@@ -77,20 +80,8 @@ def compute_metrics(pred: Predictions, family: str, options: MetricOptions | Non
     out: dict[str, Any] = {"family": family, "subsets": rows, "summary": common.summary(rows), "notes": []}
     if "clean" not in rows:
         out["notes"].append("no clean subset: residual robustness, APP and consistency are not available")
-    ref_rows = (opt.reference or {}).get("metrics", {}).get("subsets") if opt.reference else None
-    ref_name = (opt.reference or {}).get("model", {}).get("name", "reference") if opt.reference else None
-    if family == "imagenet_c":
-        ref = imagenet_c.reference_from_rows(ref_rows, ref_name) if ref_rows else None
-        out["imagenet_c"] = imagenet_c.imagenet_c_metrics(rows, ref)
-    elif family == "imagenet_p":
-        ref_p = (opt.reference or {}).get("metrics", {}).get("imagenet_p", {}).get("perturbations")
-        out["imagenet_p"] = imagenet_p.imagenet_p_metrics(pred, ref_p)
-    elif family == "syn2nat":
-        out["syn2nat"] = syn2nat.syn2nat_metrics(rows)
-    elif family == "vcr":
-        out["vcr"] = vcr.vcr_metrics(pred, humans=opt.humans, settings=opt.vcr)
-    elif family == "optics":
-        out["optics"] = optics.delta_to_baseline({n: r["top1"] for n, r in rows.items()})
+    if family != "generic":
+        out[family] = METRICS.get(family)(pred, rows, opt)
     if opt.er_beta is not None and rows.get("clean", {}).get("top1") is not None:
         clean = rows["clean"]["top1"]
         er = {}
@@ -104,3 +95,38 @@ def compute_metrics(pred: Predictions, family: str, options: MetricOptions | Non
         out["effective_robustness"] = {"beta": opt.er_beta, "intercept": opt.er_intercept, "logit": opt.er_logit,
                                        "subsets": er}  # fmt: skip
     return out
+
+
+def _reference_rows(opt: MetricOptions) -> tuple[Mapping[str, Any] | None, str | None]:
+    """The reference model's per-subset rows and name (``--reference results.json``), or ``(None, None)``."""
+    if not opt.reference:
+        return None, None
+    return opt.reference.get("metrics", {}).get("subsets"), opt.reference.get("model", {}).get("name", "reference")
+
+
+@register_metrics("imagenet_c")
+def _imagenet_c(pred: Predictions, rows: dict, opt: MetricOptions) -> dict:
+    ref_rows, ref_name = _reference_rows(opt)
+    ref = imagenet_c.reference_from_rows(ref_rows, ref_name or "reference") if ref_rows else None
+    return imagenet_c.imagenet_c_metrics(rows, ref)
+
+
+@register_metrics("imagenet_p")
+def _imagenet_p(pred: Predictions, rows: dict, opt: MetricOptions) -> dict:
+    ref_p = (opt.reference or {}).get("metrics", {}).get("imagenet_p", {}).get("perturbations")
+    return imagenet_p.imagenet_p_metrics(pred, ref_p)
+
+
+@register_metrics("syn2nat")
+def _syn2nat(pred: Predictions, rows: dict, opt: MetricOptions) -> dict:
+    return syn2nat.syn2nat_metrics(rows)
+
+
+@register_metrics("vcr")
+def _vcr(pred: Predictions, rows: dict, opt: MetricOptions) -> dict:
+    return vcr.vcr_metrics(pred, humans=opt.humans, settings=opt.vcr)
+
+
+@register_metrics("optics")
+def _optics(pred: Predictions, rows: dict, opt: MetricOptions) -> dict:
+    return optics.delta_to_baseline({n: r["top1"] for n, r in rows.items()})

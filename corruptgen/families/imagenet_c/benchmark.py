@@ -94,4 +94,5 @@ def imagenet_c() -> ImageNetC:
         subsets=subsets,
         default_subsets=tuple(f"{c}_s{s}" for c in COMMON for s in SEVERITIES),
         preprocess="imagenet",
+        metrics="imagenet_c",
     )

@@ -118,4 +118,5 @@ def imagenet_p() -> ImageNetP:
         subsets=subsets,
         default_subsets=TEST_PERTURBATIONS,
         preprocess="imagenet_resize",
+        metrics="imagenet_p",
     )

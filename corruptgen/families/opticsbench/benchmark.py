@@ -140,7 +140,8 @@ def _make(name: str, title: str, default_kernels: str) -> OpticsBenchmark:
     subsets.update({n: _subset(n.rsplit("_s", 1)[0], int(n.rsplit("_s", 1)[1])) for n in main})
     subsets.update({f"{DISK}_s{s}": _subset(DISK, s) for s in SEVERITIES})
     return OpticsBenchmark(name=name, title=title, cite=CITE, subsets=subsets, default_subsets=tuple(main),
-                           preprocess="imagenet", default_kernels=default_kernels, options=OPTIONS)  # fmt: skip
+                           preprocess="imagenet", metrics="optics", default_kernels=default_kernels,
+                           options=OPTIONS)  # fmt: skip
 
 
 @register_benchmark("opticsbench")

@@ -7,9 +7,12 @@ from pathlib import Path
 
 import numpy as np
 
+from ...commands import register_commands
+
 CHANNELS = "RGB"
 
 
+@register_commands("kernels")
 def add_commands(sub) -> dict:
     """Register ``kernels`` with its ``show`` and ``compare`` actions on the main CLI's subparsers."""
     p = sub.add_parser("kernels", help="show or compare PSF kernel stacks (OpticsBench .npz or published .pt)")

@@ -28,6 +28,7 @@ def syn2nat() -> Benchmark:
         subsets={"clean": CLEAN, **subsets},
         default_subsets=SYN2NAT_18,
         preprocess="syn2nat",
+        metrics="syn2nat",
     )
 
 

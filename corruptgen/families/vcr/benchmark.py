@@ -108,4 +108,5 @@ def vcr() -> VCR:
         subsets=subsets,
         default_subsets=NAMES,
         preprocess="imagenet",
+        metrics="vcr",
     )

@@ -23,6 +23,7 @@ import re
 from collections.abc import Callable
 
 from corruptgen.errors import CorruptgenError
+from corruptgen.registry import Registry
 
 from .base import IMAGE_EXTENSIONS, Source, SourceItem
 from .hf import HFSource, _parse_hf_spec
@@ -32,6 +33,7 @@ from .webdataset import WebDatasetSource
 
 __all__ = [
     "IMAGE_EXTENSIONS",
+    "SOURCES",
     "HFSource",
     "ImageFolderSource",
     "SamplesSource",
@@ -39,9 +41,26 @@ __all__ = [
     "SourceItem",
     "WebDatasetSource",
     "open_source",
+    "register_source",
 ]
 
-_SPEC_FORMS = "samples | imagefolder:<dir> | hf:<name-or-path>[:<split>] | webdataset:<tar, brace pattern or glob>"
+#: ``<kind>`` of a ``<kind>:<rest>`` spec -> opener ``(spec, rest, image_column, label_column, limit) -> Source``.
+#: A new source registers itself with :func:`register_source` in its own module of this package (imported on first use).
+SOURCES: Registry[Callable[[str, str, str | None, str | None, int | None], Source]] = Registry(
+    "image source", discover=("corruptgen.io.sources",)
+)
+
+
+def register_source(kind: str, form: str) -> Callable:
+    """Decorator registering a source opener for specs ``<kind>:<rest>``; ``form`` is its syntax for messages."""
+
+    def add(opener):
+        opener.form = form
+        return SOURCES.register(kind, opener)
+
+    return add
+
+
 _REMOTE_URL = re.compile(r"^(?:[A-Za-z][A-Za-z0-9+.-]*://|pipe:)")
 
 
@@ -62,21 +81,28 @@ def open_source(
     scheme, _, rest = spec.partition(":")
     if (image_column is not None or label_column is not None) and scheme != "hf":
         raise CorruptgenError("--image-column/--label-column only apply to hf:<dataset> sources")
-    factory = _FACTORIES.get(scheme) if (scheme == "samples") == (spec == "samples") else None
+    factory = SOURCES.get(scheme) if scheme in SOURCES and (scheme == "samples") == (spec == "samples") else None
     if factory is None:
         hint = f" (did you mean imagefolder:{spec}?)" if os.path.isdir(os.path.expanduser(spec)) else ""
-        raise CorruptgenError(f"unknown image source {spec!r}{hint}; valid forms: {_SPEC_FORMS}")
+        raise CorruptgenError(f"unknown image source {spec!r}{hint}; valid forms: {spec_forms()}")
     source = factory(spec, rest, image_column, label_column, limit)
     source.items()
     return source
 
 
+@register_source("samples", "samples")
+def _open_samples(spec: str, _rest: str, _image: str | None, _label: str | None, limit: int | None) -> Source:
+    return SamplesSource(spec, limit=limit)
+
+
+@register_source("imagefolder", "imagefolder:<dir>")
 def _open_imagefolder(spec: str, rest: str, _image: str | None, _label: str | None, limit: int | None) -> Source:
     if not rest:
         raise CorruptgenError("imagefolder: missing path, use imagefolder:<dir>")
     return ImageFolderSource(spec, rest, limit=limit)
 
 
+@register_source("hf", "hf:<name-or-path>[:<split>]")
 def _open_hf(spec: str, rest: str, image: str | None, label: str | None, limit: int | None) -> Source:
     if not rest:
         raise CorruptgenError("hf: missing dataset, use hf:<name-or-path>[:<split>]")
@@ -84,6 +110,7 @@ def _open_hf(spec: str, rest: str, image: str | None, label: str | None, limit: 
     return HFSource(spec, name, split, image_column=image, label_column=label, limit=limit)
 
 
+@register_source("webdataset", "webdataset:<tar, brace pattern or glob>")
 def _open_webdataset(spec: str, rest: str, _image: str | None, _label: str | None, limit: int | None) -> Source:
     if not rest:
         raise CorruptgenError("webdataset: missing shard path, use webdataset:<tar, brace pattern or glob>")
@@ -94,15 +121,6 @@ def _open_webdataset(spec: str, rest: str, _image: str | None, _label: str | Non
     return WebDatasetSource(spec, rest, limit=limit)
 
 
-def _open_samples(spec: str, _rest: str, _image: str | None, _label: str | None, limit: int | None) -> Source:
-    return SamplesSource(spec, limit=limit)
-
-
-_FACTORIES: dict[str, Callable[[str, str, str | None, str | None, int | None], Source]] = {
-    "samples": _open_samples,
-    "imagefolder": _open_imagefolder,
-    "hf": _open_hf,
-    "webdataset": _open_webdataset,
-}
-
-from . import filelist  # noqa: E402,F401 (registers filelist:<list>[:<root>])
+def spec_forms() -> str:
+    """Every registered source's spec syntax, for messages and ``--help``."""
+    return " | ".join(getattr(opener, "form", name) for name, opener in SOURCES.items())

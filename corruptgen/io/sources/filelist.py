@@ -18,6 +18,7 @@ import posixpath
 from corruptgen.errors import CorruptgenError
 from corruptgen.io.decode import BadImageError
 
+from . import register_source
 from .base import Source, SourceItem, _path_keys, _read_file, _unique_keys
 from .imagefolder import ImageFolderSource
 
@@ -101,6 +102,7 @@ def _check_path(line: str) -> tuple[str, str | None]:
     return rel, None
 
 
+@register_source("filelist", "filelist:<list.txt>[:<root>]")
 def open_filelist(spec: str, rest: str, _image: str | None, _label: str | None, limit: int | None) -> Source:
     """``filelist:<list>[:<root>]``: the list is the longest leading part naming an existing file, ``:`` after it
     separates the root (so paths holding ``:`` still work)."""
@@ -111,12 +113,3 @@ def open_filelist(spec: str, rest: str, _image: str | None, _label: str | None, 
         if os.path.isfile(os.path.expanduser(rest[:cut])):
             return FileListSource(spec, rest[:cut], rest[cut + 1 :] or None, limit=limit)
     raise CorruptgenError(f"filelist: no such list file: {rest.split(':', 1)[0]}")
-
-
-def _register() -> None:
-    from . import _FACTORIES
-
-    _FACTORIES["filelist"] = open_filelist
-
-
-_register()
