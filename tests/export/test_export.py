@@ -258,3 +258,17 @@ def test_keys_that_would_leave_the_folder_are_skipped(tmp_path, icb):
     assert sorted(p.name for p in (tmp_path / "sandbox").iterdir()) == ["exp"]
     with pytest.raises(ValueError, match="unsafe"), ExportDir(tmp_path / "x", report) as target:
         target.put("/etc/passwd", b"")
+
+
+def test_without_hard_links_the_export_copies_and_says_so(icb, exported, tmp_path, monkeypatch):
+    import errno
+
+    def no_links(src, dst):
+        raise OSError(errno.EXDEV, "Invalid cross-device link")
+
+    monkeypatch.setattr(os, "link", no_links)
+    report = export_build(icb, tmp_path / "copy", subsets="clean", link_dest=[exported[0]])
+    assert report.files == {"written": 4}
+    assert any("cannot hard-link" in n and "copied instead" in n for n in report.notes)
+    assert exported_files(tmp_path / "copy") == {k: v for k, v in exported_files(exported[0]).items()
+                                                 if k.startswith("clean/")}  # fmt: skip
