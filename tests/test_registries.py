@@ -9,13 +9,14 @@ from corruptgen.corruptions.registry import CORRUPTIONS
 from corruptgen.errors import CorruptgenError, UnknownNameError
 from corruptgen.eval.metrics import METRICS, detect_family
 from corruptgen.eval.models import MODELS
+from corruptgen.export import LAYOUTS
 from corruptgen.family import FAMILIES, get_benchmark
 from corruptgen.io.sources import SOURCES, open_source
 from corruptgen.preprocess import PRESETS
 from corruptgen.registry import Registry
 
 
-@pytest.mark.parametrize("registry", [CORRUPTIONS, FAMILIES, SOURCES, PRESETS, MODELS, METRICS, COMMANDS])
+@pytest.mark.parametrize("registry", [CORRUPTIONS, FAMILIES, SOURCES, PRESETS, MODELS, METRICS, COMMANDS, LAYOUTS])
 def test_every_lookup_goes_through_one_registry_class(registry):
     assert isinstance(registry, Registry)
     command_groups()  # command groups register when their cli modules are imported
@@ -55,7 +56,7 @@ def test_registering_twice_fails():
 def test_every_cli_command_comes_from_a_registered_group():
     from corruptgen.cli import build_parser
 
-    parser, handlers = build_parser()
+    _, handlers = build_parser()
     assert {"build", "list", "select", "verify", "eval", "report", "card", "push", "vif", "coverage", "kernels",
-            "bench"} <= set(handlers)  # fmt: skip
+            "bench", "export"} <= set(handlers)  # fmt: skip
     assert "core" in COMMANDS
