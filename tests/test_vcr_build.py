@@ -89,7 +89,7 @@ def test_vcr_build_loads_and_stores_delta_v(tmp_path, capsys, hf_cache):
             assert 0.0 <= p["target_delta_v"] <= 1.0 and 0.0 <= p["strength"] <= 1.0
             if key == "chelsea_001":  # Δv is that of the stored pair, decoded from the shards
                 measured = vif(decode(clean["chelsea"]["jpg"]), decode(fields["jpg"]))
-                assert p["vif"] == pytest.approx(measured, abs=1e-12)
+                assert p["vif"] == pytest.approx(measured, abs=1e-10)  # stored to 10 decimals
         assert {k: sorted(v) for k, v in strata.items()} == {"astronaut": [0, 1], "chelsea": [0, 1]}
 
 

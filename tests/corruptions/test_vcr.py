@@ -181,12 +181,12 @@ def test_param_mode_samples_the_strength_uniformly(photos):
 
 
 def test_stored_delta_v_is_the_vif_of_the_stored_pair(photos):
-    """Δv is measured on encode → decode of both images with the build's codec."""
+    """Δv is measured on encode → decode of both images with the build's codec (stored to 10 decimals)."""
     img = photos[0]
     for fmt, quality in (("jpg", 85), ("png", 85), ("webp", 70)):
         out, p = corrupt("frost", img, np.random.default_rng(1), image_format=fmt, quality=quality)
         value = vif(stored(img, fmt, quality), stored(out, fmt, quality))
-        assert p["vif"] == pytest.approx(value, abs=1e-12) and p["delta_v"] == pytest.approx(max(0, 1 - value))
+        assert p["vif"] == pytest.approx(value, abs=1e-10) and p["delta_v"] == pytest.approx(max(0, 1 - value))
     assert np.array_equal(stored(img, "png"), img)
 
 

@@ -5,8 +5,9 @@ parameter uniformly (its Algorithm 1) leaves bins empty (§4.1, Tab. 2), and its
 fitted (c, Δv) spline. Here each sample is searched directly, per image:
 
 1. ``reference`` = the clean image as it is stored (encode → decode with the build's codec), prepared once
-   (:class:`~corruptgen.quality.VIFReference`, float32 for the search, one torch thread so that values do not depend
-   on the machine's thread count; the chosen candidate's stored VIF is recomputed in float64);
+   (:class:`~corruptgen.quality.VIFReference` in float64 on one torch thread; every VIF the search compares is
+   rounded to :data:`QUANTUM`, so its decisions do not depend on the CPU's instruction set, the thread count or the
+   batch a candidate is scored in — float32, ~1.7x faster, moved VIF(x, x) by up to 4e-4 on some CPUs);
 2. the target is ``t = v ∈ [0, 1)``, a uniform quantile from the caller (:func:`~corruptgen.families.vcr.corrupt`
    draws it from the sample's generator, stratified over an input's repeats); every domain starts at the clean
    image (Δv = 0 at s = 0). ``hi`` = Δv at s = 1 is the most this image allows (VIF keeps a floor of ~0.02–0.1 for
@@ -35,6 +36,11 @@ from ...io.shards import encode_image
 from ...quality.vif import VIFReference, vif
 from .domains import Domain
 
+#: Grid the search's VIF values are rounded to: float64 results differ across CPUs and batch shapes by ~1e-13,
+#: so a decision flips only for a value within that distance of a grid point; far below the tolerance below.
+QUANTUM = 1e-6
+#: Decimals of the stored ``vif`` (the exact float64 value, rounded so JSON bytes do not carry the last bits).
+STORED_DECIMALS = 10
 #: Early-stop tolerance on |Δv − target| of the continuous search.
 TOL = 0.004
 #: Maximum number of rounds; half-width (in u) of the first round's 3 candidates around the interpolated guess.
@@ -68,18 +74,22 @@ def stored(image: np.ndarray, image_format: str = "jpg", quality: int = 85) -> n
 class Scorer:
     """VIF / Δv of candidates against one clean image, both as stored.
 
-    The search scores candidates in float32 (~1.7x faster; within ~5e-5 of float64, far below the 0.004 tolerance);
-    :meth:`exact` gives the float64 value that is stored with the chosen candidate.
+    :meth:`vif` scores candidates for the search (float64, rounded to :data:`QUANTUM`; :meth:`raw` unrounded, whose
+    value is stored with the chosen candidate to :data:`STORED_DECIMALS`); :meth:`exact` scores one image alone.
     """
 
     def __init__(self, clean: np.ndarray, image_format: str = "jpg", quality: int = 85) -> None:
         self.image_format, self.quality = image_format, int(quality)
         self.clean = stored(clean, image_format, quality)
-        self.reference = VIFReference(self.clean, device="cpu", dtype=torch.float32)
+        self.reference = VIFReference(self.clean, device="cpu", dtype=torch.float64)
         self.evaluations = 0
 
     def vif(self, images: list[np.ndarray]) -> np.ndarray:
-        """float32 VIF of each candidate (after the build's encode → decode)."""
+        """VIF of each candidate (after the build's encode → decode), on the :data:`QUANTUM` grid."""
+        return quantize(self.raw(images))
+
+    def raw(self, images: list[np.ndarray]) -> np.ndarray:
+        """float64 VIF of each candidate, unrounded (its last bits depend on the CPU and the batch)."""
         batch = np.stack([stored(im, self.image_format, self.quality) for im in images])
         self.evaluations += len(images)
         return self.reference.score(batch).cpu().numpy().astype(np.float64)
@@ -87,7 +97,13 @@ class Scorer:
     def exact(self, image: np.ndarray) -> float:
         """float64 VIF of one candidate as stored: the value written to the sample's json."""
         self.evaluations += 1
-        return float(vif(self.clean, stored(image, self.image_format, self.quality), dtype=torch.float64))
+        value = vif(self.clean, stored(image, self.image_format, self.quality), dtype=torch.float64)
+        return round(float(value), STORED_DECIMALS)
+
+
+def quantize(values: np.ndarray) -> np.ndarray:
+    """``values`` on the :data:`QUANTUM` grid (what every search decision compares)."""
+    return np.round(np.asarray(values, dtype=np.float64) / QUANTUM) * QUANTUM
 
 
 def delta_v_of(vif: np.ndarray | float) -> np.ndarray | float:
@@ -127,9 +143,9 @@ class _Points:
         if not xs:
             return
         images = [self.domain.apply(self.image, self.strength(x), self.fld) for x in xs]
-        vifs = self.scorer.vif(images)
-        for x, v, im in zip(xs, vifs, images, strict=True):
-            self.data[x] = (float(delta_v_of(v)), float(v), im)
+        raw = self.scorer.raw(images)
+        for x, v, r, im in zip(xs, quantize(raw), raw, images, strict=True):
+            self.data[x] = (float(delta_v_of(v)), round(float(r), STORED_DECIMALS), im)
 
     def known(self, x: float, image: np.ndarray, vif: float) -> None:
         self.data[x] = (float(delta_v_of(vif)), float(vif), image)
@@ -183,7 +199,7 @@ def find_strength(
 ) -> Outcome:
     """Strength whose stored Δv is closest to the target ``t = v`` (see the module docstring)."""
     pts = _Points(domain, image, fld, scorer)
-    pts.known(0.0, image, 1.0)  # s = 0 is the clean image: VIF(x, x) = 1 (the chosen one is measured exactly below)
+    pts.known(0.0, image, 1.0)  # s = 0 is the clean image: VIF(x, x) = 1
     pts.measure([1.0])
     lo, hi = pts.data[0.0][0], pts.data[1.0][0]
     target = float(v)
@@ -210,8 +226,7 @@ def find_strength(
         span = hi_x - lo_x
         pts.measure(candidates)
     best = pts.best(target)
-    img_best = pts.data[best][2]
-    vif_best = scorer.exact(img_best)
+    _, vif_best, img_best = pts.data[best]
     dv_best = float(delta_v_of(vif_best))
     return Outcome(img_best, pts.strength(best), vif_best, dv_best, target, (lo, hi), scorer.evaluations, n_rounds)
 
