@@ -18,7 +18,6 @@ from __future__ import annotations
 import functools
 import os
 import sys
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -119,7 +118,7 @@ def prepare_image(data: bytes, plan: Plan) -> np.ndarray:
     return plan.preprocess(image)
 
 
-class _ChunkRenderer:
+class ChunkRenderer:
     """Renders the samples of one chunk into its open shard writers."""
 
     def __init__(self, task: ChunkTask) -> None:
@@ -244,27 +243,6 @@ class _ChunkRenderer:
     def abort(self) -> None:
         for shard in self.writers.values():
             shard.abort()
-
-
-def render_chunk(task: ChunkTask, progress: Callable[[int], None] | None = None) -> dict[str, Any]:
-    """Render one chunk; returns ``{"chunk", "shards": {relpath: record}, "skipped": [...]}``."""
-    if task.io_threads > 0:
-        from .pipeline import render_pipelined
-
-        return render_pipelined(task, progress)
-    renderer = _ChunkRenderer(task)
-    items = renderer.source.items()
-    try:
-        for index in range(task.start, task.stop):
-            renderer.render_item(index, items[index])
-            if progress:
-                progress(1)
-        renderer.flush_all()
-        shards = renderer.commit()
-    except BaseException:
-        renderer.abort()
-        raise
-    return {"chunk": task.chunk, "shards": shards, "skipped": renderer.skipped}
 
 
 def encode_fields(image: np.ndarray, image_format: str, quality: int) -> dict[str, bytes]:

@@ -1,6 +1,6 @@
 """Where chunk tasks run: in this process, in a local process pool, or on a Ray cluster.
 
-Every executor runs the same pure function :func:`corruptgen.chunk.render_chunk` on the same
+Every executor runs the same pure function :func:`corruptgen.pipeline.render_chunk` on the same
 :class:`~corruptgen.chunk.ChunkTask` values and yields results as they complete; the driver assembles the manifest.
 So the bytes never depend on the executor. Ray is optional (``pip install corruptgen[ray]``).
 """
@@ -13,8 +13,9 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from typing import Any
 
-from .chunk import ChunkTask, render_chunk, worker_init
+from .chunk import ChunkTask, worker_init
 from .errors import CorruptgenError
+from .pipeline import render_chunk
 
 ENGINES = ("local", "ray")
 

@@ -1,6 +1,7 @@
 """Pipelined chunk rendering: decode ahead and encode behind on threads while the corruptions run.
 
-The serial renderer (:func:`corruptgen.chunk.render_chunk`) decodes, corrupts and encodes one input after the other.
+The serial renderer (:func:`render_chunk` with ``io_threads=0``) decodes, corrupts and encodes one input after
+the other.
 On a GPU node the corruption of a batch is fast and the CPU stages dominate, so here
 
 1. the task's thread reads each input's bytes (sources are read from one thread) and hands them to a pool of
@@ -26,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from .chunk import ChunkTask, _ChunkRenderer, encode_fields, prepare_image
+from .chunk import ChunkRenderer, ChunkTask, encode_fields, prepare_image
 from .io.decode import BadImageError
 from .plan import Plan
 
@@ -41,7 +42,7 @@ def _prepare(data: bytes | BadImageError, plan: Plan) -> np.ndarray | BadImageEr
         return e
 
 
-class _PipelinedRenderer(_ChunkRenderer):
+class _PipelinedRenderer(ChunkRenderer):
     """A chunk renderer whose encodes run on ``pool``, written to each shard in submission order."""
 
     def __init__(self, task: ChunkTask, pool: ThreadPoolExecutor) -> None:
@@ -70,7 +71,7 @@ class _PipelinedRenderer(_ChunkRenderer):
 
 
 def render_pipelined(task: ChunkTask, progress: Callable[[int], None] | None = None) -> dict[str, Any]:
-    """:func:`corruptgen.chunk.render_chunk` with decoding and encoding overlapped on ``task.io_threads`` threads."""
+    """:func:`render_chunk` with decoding and encoding overlapped on ``task.io_threads`` threads."""
     with ThreadPoolExecutor(max_workers=task.io_threads, thread_name_prefix="corruptgen-io") as pool:
         renderer = _PipelinedRenderer(task, pool)
         items = renderer.source.items()
@@ -95,8 +96,27 @@ def render_pipelined(task: ChunkTask, progress: Callable[[int], None] | None = N
     return {"chunk": task.chunk, "shards": shards, "skipped": renderer.skipped}
 
 
-def _read(renderer: _ChunkRenderer, index: int) -> bytes | BadImageError:
+def _read(renderer: ChunkRenderer, index: int) -> bytes | BadImageError:
     try:
         return renderer.source.read(index)
     except BadImageError as e:
         return e
+
+
+def render_chunk(task: ChunkTask, progress: Callable[[int], None] | None = None) -> dict[str, Any]:
+    """Render one chunk; returns ``{"chunk", "shards": {relpath: record}, "skipped": [...]}``."""
+    if task.io_threads > 0:
+        return render_pipelined(task, progress)
+    renderer = ChunkRenderer(task)
+    items = renderer.source.items()
+    try:
+        for index in range(task.start, task.stop):
+            renderer.render_item(index, items[index])
+            if progress:
+                progress(1)
+        renderer.flush_all()
+        shards = renderer.commit()
+    except BaseException:
+        renderer.abort()
+        raise
+    return {"chunk": task.chunk, "shards": shards, "skipped": renderer.skipped}

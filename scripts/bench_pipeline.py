@@ -22,7 +22,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import corruptgen
 from corruptgen.bench.stages import materialize_inputs
-from corruptgen.chunk import ChunkTask, render_chunk
+from corruptgen.chunk import ChunkTask
+from corruptgen.pipeline import render_chunk
 
 
 def _digests(root: Path) -> dict[str, str]:

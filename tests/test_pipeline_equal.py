@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import corruptgen
-from corruptgen.chunk import ChunkTask, render_chunk
-from corruptgen.pipeline import render_pipelined
+from corruptgen.chunk import ChunkTask
+from corruptgen.pipeline import render_chunk, render_pipelined
 
 
 def _digests(root: Path) -> dict[str, str]:
