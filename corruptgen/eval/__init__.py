@@ -10,7 +10,8 @@ from .metrics import MetricOptions, compute_metrics, detect_family
 from .models import DEFAULT_MODEL, EvalModel, list_models, load_model
 from .predictions import Predictions
 from .report import collect, recompute, write_report
-from .runner import EvalRun, evaluate, load_results
+from .results import load_results
+from .runner import EvalRun, evaluate
 
 __all__ = [
     "DEFAULT_MODEL",

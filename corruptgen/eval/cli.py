@@ -51,7 +51,7 @@ def _metric_flags(p: argparse.ArgumentParser) -> None:
 def _options(args):
     from .metrics import MetricOptions
     from .metrics.vcr import VCRSettings, load_human_csv
-    from .runner import load_results
+    from .results import load_results
 
     humans = {}
     for spec in args.human:

@@ -23,7 +23,7 @@ from .metrics import MetricOptions, compute_metrics
 from .metrics.common import effective_robustness
 from .metrics.optics import kendall_rankings
 from .predictions import Predictions
-from .runner import json_safe, load_results, slug
+from .results import json_safe, load_results, slug
 
 #: The headline metric of each family: (label, where, higher is better).
 PRIMARY = {

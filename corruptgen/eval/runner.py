@@ -7,7 +7,6 @@ an ImageNet-P sequence), which is all every metric needs; they are saved as Parq
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import platform
@@ -30,6 +29,7 @@ from .metrics import MetricOptions, compute_metrics, detect_family
 from .metrics.vcr import map_to_16, probs_to_16
 from .models import DEFAULT_MODEL, EvalModel, load_model
 from .predictions import TOPK, Predictions, build_predictions
+from .results import json_safe, slug, write_json
 
 RESULTS_FORMAT = 1
 _META_KEYS = ("source_key", "corruption", "category", "severity", "frames", "benchmark")
@@ -116,25 +116,6 @@ def _check_device(device: str) -> None:
         raise CorruptgenError(f"unknown --device {device!r} (cpu, cuda, cuda:N)")
 
 
-def json_safe(obj: Any) -> Any:
-    """Plain JSON types; NaN/inf become None."""
-    if isinstance(obj, dict):
-        return {str(k): json_safe(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [json_safe(v) for v in obj]
-    if isinstance(obj, (np.integer,)):
-        return int(obj)
-    if isinstance(obj, (float, np.floating)):
-        return float(obj) if math.isfinite(obj) else None
-    if isinstance(obj, np.ndarray):
-        return json_safe(obj.tolist())
-    return obj
-
-
-def slug(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.+-]", "_", name)
-
-
 @dataclass
 class EvalRun:
     """What :func:`evaluate` produced: one results dict (and predictions) per model, and the files written."""
@@ -155,18 +136,6 @@ class EvalRun:
                     parts.append(f"{label} {100 * s[key]:.2f}%")
             lines.append(" ".join(parts))
         return "\n".join(lines)
-
-
-def load_results(path: str | os.PathLike) -> dict[str, Any]:
-    """A corruptgen results file (clear error otherwise)."""
-    try:
-        data = json.loads(Path(path).read_text())
-    except (OSError, ValueError) as e:
-        raise CorruptgenError(f"cannot read results file {path}: {e}") from None
-    if not isinstance(data, dict) or "corruptgen_results" not in data or "metrics" not in data:
-        raise CorruptgenError(f"{path} is not a corruptgen results file")
-    data["_path"] = str(path)
-    return data
 
 
 def evaluate(
@@ -273,7 +242,7 @@ def evaluate(
                 result["predictions"] = ppath.name
                 files.append(ppath)
             rpath = out_dir / f"results-{slug(net.name)}.json"
-            _write_json(rpath, result)
+            write_json(rpath, result)
             result["_path"] = str(rpath)
             files.append(rpath)
         results.append(json_safe(result))
@@ -352,12 +321,6 @@ def _describe_options(options: MetricOptions) -> dict[str, Any]:
     return {"reference": (options.reference or {}).get("_path"), "human_data": sorted(options.humans or {}),
             "vcr": options.vcr.to_dict(), "er_beta": options.er_beta, "er_intercept": options.er_intercept,
             "er_logit": options.er_logit, "accuracy": options.accuracy}  # fmt: skip
-
-
-def _write_json(path: Path, data: dict[str, Any]) -> None:
-    tmp = path.with_name("." + path.name + ".partial")
-    tmp.write_text(json.dumps(json_safe({k: v for k, v in data.items() if not k.startswith("_")}), indent=1) + "\n")
-    os.replace(tmp, path)
 
 
 class _NoBar:
