@@ -88,15 +88,3 @@ def test_contributing_layout_recipe_exports_a_build(icb, tmp_path, recipe_layout
         assert (tmp_path / "flat" / "contrast_s2" / f"{key}.JPEG").read_bytes() == data
     rows = (tmp_path / "flat" / "contrast_s2" / "labels.csv").read_text().splitlines()
     assert rows[0] == "key;label" and "chelsea;281" in rows and "astronaut;" in rows
-
-
-def test_readme_export_section_runs(imagenet_here, hf_cache):
-    """README's export section (its commands use the same relative ``imagenet/val`` and list as docs/export.md)."""
-    text = (DOCS.parent / "README.md").read_text()
-    heading = next((line[3:] for line in text.splitlines() if line.startswith("## Export")), None)
-    if heading is None:
-        pytest.skip("README.md has no '## Export...' section yet")
-    blocks = code_blocks(text, heading)
-    assert blocks, "README's export section has no code block"
-    run_blocks(blocks, "README.md")
-    assert any(Path("data/ImageNet-C").rglob("*.JPEG"))
