@@ -43,3 +43,16 @@ def test_the_runner_runs_bash_and_shared_python_blocks(tmp_path):
     result = subprocess.run([sys.executable, str(RUNNER), str(page), str(tmp_path / "w")],
                             capture_output=True, text=True)  # fmt: skip
     assert result.returncode == 3 and (tmp_path / "w" / "f.txt").read_text() == "hi\n"
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[p.relative_to(REPO).as_posix() for p in PAGES])
+def test_every_relative_link_resolves(page):
+    """Links to other pages and files of the repository point at something that exists (anchors ignored)."""
+    text = re.sub(r"```.*?```", "", page.read_text(), flags=re.DOTALL)
+    broken = []
+    for target in re.findall(r"\]\(([^)\s]+)\)", text):
+        if re.match(r"[a-z]+:", target) or target.startswith("#"):
+            continue
+        if not (page.parent / target.split("#")[0]).exists():
+            broken.append(target)
+    assert not broken
