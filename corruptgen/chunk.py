@@ -25,8 +25,10 @@ import cv2
 import numpy as np
 
 from .corruptions import Corruption, get
+from .io.codec import dump_json, encode_fields
 from .io.decode import BadImageError, decode_image
-from .io.shards import dump_json, encode_image, open_shard
+from .io.layout import shard_relpath
+from .io.shards import open_shard
 from .io.sources import Source, SourceItem, open_source
 from .manifest import library_versions
 from .plan import Plan, Subset
@@ -91,10 +93,6 @@ def _strata(seed: int, benchmark: str, subset: str, item_key: str, count: int) -
     return tuple(int(v) for v in rng.permutation(count))
 
 
-def shard_relpath(plan: Plan, subset: str, chunk: int) -> str:
-    return f"data/{subset}/{plan.split}-{chunk:05d}.tar"
-
-
 _SOURCES: dict[Any, Source] = {}
 
 
@@ -127,7 +125,9 @@ class ChunkRenderer:
         self.source = source_for(plan)
         self.subsets = [plan.subset(name) for name in task.subsets]
         self.corruptions = {s.name: (get(s.corruption) if s.corruption else None) for s in self.subsets}
-        self.writers = {s.name: open_shard(task.out_dir, shard_relpath(plan, s.name, task.chunk)) for s in self.subsets}
+        self.writers = {
+            s.name: open_shard(task.out_dir, shard_relpath(s.name, task.chunk, plan.split)) for s in self.subsets
+        }
         self.skipped: list[dict[str, Any]] = []
         self.batches: dict[str, list[_Pending]] = {s.name: [] for s in self.subsets}
         self.common = {"benchmark": plan.benchmark, "preprocessing": plan.preprocess.to_dict(),
@@ -232,7 +232,7 @@ class ChunkRenderer:
     def commit(self) -> dict[str, dict[str, Any]]:
         shards = {}
         for name, shard in self.writers.items():
-            rel = shard_relpath(self.plan, name, self.task.chunk)
+            rel = shard_relpath(name, self.task.chunk, self.plan.split)
             if shard.count:
                 shards[rel] = {**shard.commit(), "subset": name, "chunk": self.task.chunk}
             else:  # every input of this chunk was skipped for this subset: no file
@@ -243,13 +243,6 @@ class ChunkRenderer:
     def abort(self) -> None:
         for shard in self.writers.values():
             shard.abort()
-
-
-def encode_fields(image: np.ndarray, image_format: str, quality: int) -> dict[str, bytes]:
-    """The image fields of one sample: ``<format>``, or ``000.<format>, 001.<format>, ...`` for a sequence."""
-    if image.ndim == 4:
-        return {f"{t:03d}.{image_format}": encode_image(frame, image_format, quality) for t, frame in enumerate(image)}
-    return {image_format: encode_image(image, image_format, quality)}
 
 
 def worker_init() -> None:

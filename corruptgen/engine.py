@@ -20,10 +20,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .chunk import ChunkTask, shard_relpath, source_for
+from .chunk import ChunkTask, source_for
 from .errors import CorruptgenError
 from .executors import RayOptions, run_tasks
-from .io.shards import remove_partials, sha256_file
+from .io.hashing import sha256_file
+from .io.layout import shard_relpath
+from .io.shards import remove_partials
 from .io.sources import Source
 from .io.storage import Location, local_path, location
 from .manifest import FORMAT_VERSION, library_versions, load_manifest, write_manifest
@@ -189,7 +191,7 @@ def render(
     shards = _finished_shards(out, previous)
     tasks, reused = [], 0
     for chunk, start, stop in _chunks(n, plan.shard_size):
-        todo = tuple(s.name for s in plan.subsets if shard_relpath(plan, s.name, chunk) not in shards)
+        todo = tuple(s.name for s in plan.subsets if shard_relpath(s.name, chunk, plan.split) not in shards)
         reused += len(plan.subsets) - len(todo)
         if todo:
             tasks.append(ChunkTask(plan, str(target), chunk, start, stop, todo, device, batch_size, io_threads))

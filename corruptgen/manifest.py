@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import CorruptgenError
-from .io.shards import sha256_file
+from .io.hashing import sha256_file
 from .io.storage import local_path, location
 
 MANIFEST = "manifest.json"

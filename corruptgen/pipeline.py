@@ -27,7 +27,8 @@ from typing import Any
 
 import numpy as np
 
-from .chunk import ChunkRenderer, ChunkTask, encode_fields, prepare_image
+from .chunk import ChunkRenderer, ChunkTask, prepare_image
+from .io.codec import encode_fields
 from .io.decode import BadImageError
 from .plan import Plan
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import CorruptgenError
+from .io.layout import shard_subset
 from .io.storage import is_url, local_path
 from .io.tarread import iter_samples
 from .manifest import MANIFEST, load_manifest
@@ -183,7 +184,7 @@ def _remote_manifest(base: str) -> dict[str, Any] | None:
 def _group(rels: list[str]) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     for rel in sorted(rels):
-        parts = rel.split("/")
-        if len(parts) == 3 and parts[0] == "data" and parts[2].endswith(".tar"):
-            out.setdefault(parts[1], []).append(rel)
+        subset = shard_subset(rel)
+        if subset is not None:
+            out.setdefault(subset, []).append(rel)
     return out

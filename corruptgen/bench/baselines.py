@@ -51,7 +51,7 @@ def syn2nat_bare_io(plan, paths: Sequence[Path], quality: int = 85) -> float:
     from PIL import Image
 
     from ..corruptions import get
-    from ..io.shards import encode_image
+    from ..io.codec import encode_image
     from ..seeding import sample_rng
 
     fns = [(s.name, get(s.corruption)) for s in plan.subsets if s.corruption]

@@ -202,9 +202,11 @@ def run_stages(
 ) -> dict[str, Any]:
     """One pass of decode → corrupt → encode → write over every input (the first ``limit``) and subset; returns
     per-stage ``(images, seconds)``, the decoded images and keys, and (``keep_vif``) the outputs of the first inputs."""
-    from ..chunk import load_image, shard_relpath
+    from ..chunk import load_image
+    from ..io.codec import dump_json, encode_image
     from ..io.decode import BadImageError
-    from ..io.shards import ShardWriter, dump_json, encode_image
+    from ..io.layout import shard_relpath
+    from ..io.shards import ShardWriter
     from ..io.sources import open_source
 
     source = open_source(inputs.spec)
@@ -229,7 +231,7 @@ def run_stages(
         if subset.corruption is None:
             continue
         results = _corrupt_subset(plan, subset, images, keys, settings, corrupt)
-        writer = ShardWriter(out_dir / shard_relpath(plan, subset.name, 0))
+        writer = ShardWriter(out_dir / shard_relpath(subset.name, 0, plan.split))
         for key, i, image, params in results:
             with encode:
                 data = encode_image(image, plan.image_format, plan.quality)

@@ -21,6 +21,7 @@ import cv2
 import numpy as np
 
 from ..errors import CorruptgenError
+from ..io.layout import shard_subset
 
 IMAGE_EXTS = {"jpg", "jpeg", "png", "webp", "bmp", "tif", "tiff", "ppm"}
 _REPO_RE = re.compile(r"^(?:hf://datasets/|hub:)?(?P<repo>[\w.-]+/[\w.-]+)(?:@(?P<rev>[\w./-]+))?$")
@@ -82,7 +83,7 @@ class EvalSource:
 
 
 def _sha256(path: str) -> str:
-    from ..io.shards import sha256_file
+    from ..io.hashing import sha256_file
 
     return sha256_file(path)
 
@@ -90,10 +91,10 @@ def _sha256(path: str) -> str:
 def _subsets_from_paths(rels: Sequence[str], to_file) -> dict[str, SubsetData]:
     out: dict[str, SubsetData] = {}
     for rel in sorted(rels):
-        parts = rel.split("/")
-        if len(parts) != 3 or parts[0] != "data" or not parts[2].endswith(".tar"):
+        subset = shard_subset(rel)
+        if subset is None:
             continue
-        sd = out.setdefault(parts[1], SubsetData(parts[1], [], []))
+        sd = out.setdefault(subset, SubsetData(subset, [], []))
         sd.files.append(to_file(rel))
         sd.relpaths.append(rel)
     return out

@@ -27,7 +27,7 @@ from typing import Any
 import torch
 
 from ..errors import CorruptgenError, UnknownNameError
-from ..io.shards import sha256_file
+from ..io.hashing import sha256_file
 from ..registry import Registry
 
 IMAGENET_MEAN = (0.485, 0.456, 0.406)

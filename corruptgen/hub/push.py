@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import CorruptgenError
-from ..io.shards import sha256_file
+from ..io.hashing import sha256_file
 from ..manifest import MANIFEST
 from .card import ASSET_DIR, README, Build, Card, render_card, save_card
 from .card_body import human_bytes

@@ -8,49 +8,15 @@ build (an fsspec URL, see :mod:`corruptgen.io.storage`) is written to a local te
 from __future__ import annotations
 
 import hashlib
-import io
-import json
 import os
 import tarfile
 from pathlib import Path
 from typing import Any
 
-import cv2
-import numpy as np
-from PIL import Image
-
-from .hashing import sha256_file, sha256_stream
-
-__all__ = ["ShardWriter", "dump_json", "encode_image", "open_shard", "remove_partials", "sha256_file", "sha256_stream"]
+__all__ = ["ShardWriter", "open_shard", "remove_partials"]
 
 TAR_MTIME = 946_684_800  # 2000-01-01T00:00:00Z: fixed so rebuilds are byte-identical
 PARTIAL_SUFFIX = ".partial"
-
-
-def encode_image(image: np.ndarray, fmt: str = "jpg", quality: int = 85) -> bytes:
-    """Encode an HxWx3 uint8 RGB array deterministically: baseline JPEG (libjpeg-turbo via OpenCV, standard IJG
-    tables scaled by ``quality``, 4:2:0; pixel-identical to PIL's ``save(quality=q)``), lossless PNG or lossy WebP."""
-    if fmt == "jpg":
-        ok, buf = cv2.imencode(".jpg", cv2.cvtColor(image, cv2.COLOR_RGB2BGR), [cv2.IMWRITE_JPEG_QUALITY, int(quality)])
-        if not ok:
-            raise ValueError("JPEG encoding failed")
-        return buf.tobytes()
-    buf = io.BytesIO()
-    pil = Image.fromarray(image)
-    if fmt == "jpg":
-        pil.save(buf, format="JPEG", quality=quality, optimize=False)
-    elif fmt == "png":
-        pil.save(buf, format="PNG", compress_level=6)
-    elif fmt == "webp":
-        pil.save(buf, format="WEBP", quality=quality, method=4)
-    else:
-        raise ValueError(f"unknown image format {fmt!r}")
-    return buf.getvalue()
-
-
-def dump_json(obj: Any) -> bytes:
-    """Canonical JSON bytes (sorted keys, no NaN)."""
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), allow_nan=False).encode("utf-8")
 
 
 def partial_path(path: Path) -> Path:

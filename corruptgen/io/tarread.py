@@ -13,14 +13,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO
 
-
-def split_member(name: str) -> tuple[str | None, str | None]:
-    """(sample key, field) of a tar member: the key ends at the first dot of the basename (webdataset rule)."""
-    slash = name.rfind("/")
-    dot = name.find(".", slash + 1)
-    if dot <= slash + 1:
-        return None, None
-    return name[:dot], name[dot + 1 :]
+from .layout import split_member
 
 
 class _Fallback(Exception):

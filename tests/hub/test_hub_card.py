@@ -173,7 +173,8 @@ def test_delta_v_histogram_and_coverage():
 
 def _add_delta_v(root, subsets, rng) -> None:
     """Rewrite ``subsets``' shards with a ``params.delta_v`` per sample (as a VCR build records it)."""
-    from corruptgen.io.shards import ShardWriter, dump_json
+    from corruptgen.io.codec import dump_json
+    from corruptgen.io.shards import ShardWriter
     from corruptgen.io.tarread import iter_samples
 
     manifest = json.loads((root / "manifest.json").read_text())

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from ...errors import CorruptgenError
-from ...io.shards import sha256_file
+from ...io.hashing import sha256_file
 
 #: Stack layout: (mode, severity, colour, y, x).
 STACK_SHAPE = (8, 5, 3, 25, 25)

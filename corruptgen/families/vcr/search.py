@@ -32,7 +32,7 @@ import torch
 from PIL import Image
 from scipy.interpolate import PchipInterpolator
 
-from ...io.shards import encode_image
+from ...io.codec import encode_image
 from ...quality.vif import VIFReference, vif
 from .domains import Domain
 
@@ -62,7 +62,7 @@ def one_torch_thread() -> Iterator[None]:
 
 
 def stored(image: np.ndarray, image_format: str = "jpg", quality: int = 85) -> np.ndarray:
-    """``image`` as a build stores it: :func:`~corruptgen.io.shards.encode_image` then decode (PIL; for JPEG and
+    """``image`` as a build stores it: :func:`~corruptgen.io.codec.encode_image` then decode (PIL; for JPEG and
     WebP identical to OpenCV's decoder). PNG is lossless: returned unchanged."""
     if image_format == "png":
         return image
