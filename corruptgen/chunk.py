@@ -28,6 +28,7 @@ from .corruptions import Corruption, get
 from .io.decode import BadImageError, decode_image
 from .io.shards import dump_json, encode_image, open_shard
 from .io.sources import Source, SourceItem, open_source
+from .lifeline import die_with_parent
 from .manifest import library_versions
 from .plan import Plan, Subset
 from .seeding import sample_rng
@@ -252,8 +253,10 @@ def encode_fields(image: np.ndarray, image_format: str, quality: int) -> dict[st
     return {image_format: encode_image(image, image_format, quality)}
 
 
-def worker_init() -> None:
-    """Worker-process initializer: one OpenCV and one torch thread per worker (the pool already uses the cores)."""
+def worker_init(parent_pid: int | None = None) -> None:
+    """Worker-process initializer: die with ``parent_pid`` (the driver); one OpenCV and one torch thread per worker
+    (the pool already uses the cores)."""
+    die_with_parent(parent_pid)
     cv2.setNumThreads(1)
     os.environ.setdefault("OMP_NUM_THREADS", "1")  # read by torch when it is first imported
     if "torch" in sys.modules:
