@@ -37,6 +37,8 @@ def add_commands(sub) -> dict:
         default="1",
         help="torch intra-op and OpenCV threads for every measurement (default 1; stated in the output)",
     )
+    p.add_argument("--min-seconds", type=float, default=0.5,
+                   help="each timed run repeats its work until this many seconds passed (default 0.5)")  # fmt: skip
     p.add_argument("--json", default=None, metavar="FILE|-", help="write the result as JSON to FILE, or '-': stdout")
     return {"bench": _cmd_bench}
 
@@ -67,7 +69,8 @@ def _cmd_bench(args) -> int:
         print(line, file=sys.stderr, flush=True)
 
     result = run_bench(families, source=args.source, images=images, device=args.device, batch_size=batch_size,
-                       repeats=repeats, io_threads=args.io_threads, threads=threads, progress=progress)  # fmt: skip
+                       repeats=repeats, io_threads=args.io_threads, threads=threads, min_run_s=args.min_seconds,
+                       progress=progress)  # fmt: skip
     text = json.dumps(result, indent=1, allow_nan=False)
     if to_stdout:
         print(text)

@@ -84,4 +84,3 @@ def time_work(
         "min_run_s": min_seconds,
         **extra,
     }
-
