@@ -30,6 +30,7 @@ from .io.decode import BadImageError, decode_image
 from .io.layout import shard_relpath
 from .io.shards import open_shard
 from .io.sources import Source, SourceItem, open_source
+from .lifeline import die_with_parent
 from .manifest import library_versions
 from .plan import Plan, Subset
 from .seeding import sample_rng
@@ -245,8 +246,10 @@ class ChunkRenderer:
             shard.abort()
 
 
-def worker_init() -> None:
-    """Worker-process initializer: one OpenCV and one torch thread per worker (the pool already uses the cores)."""
+def worker_init(parent_pid: int | None = None) -> None:
+    """Worker-process initializer: die with ``parent_pid`` (the driver); one OpenCV and one torch thread per worker
+    (the pool already uses the cores)."""
+    die_with_parent(parent_pid)
     cv2.setNumThreads(1)
     os.environ.setdefault("OMP_NUM_THREADS", "1")  # read by torch when it is first imported
     if "torch" in sys.modules:

@@ -8,6 +8,7 @@ So the bytes never depend on the executor. Ray is optional (``pip install corrup
 from __future__ import annotations
 
 import multiprocessing
+import os
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
@@ -62,7 +63,10 @@ def _run_local(tasks: list[ChunkTask], workers: int, bar) -> Iterator[dict[str, 
             yield render_chunk(task, progress=bar.update if bar is not None else None)
         return
     ctx = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=min(workers, len(tasks)), mp_context=ctx, initializer=worker_init) as pool:
+    pool = ProcessPoolExecutor(
+        max_workers=min(workers, len(tasks)), mp_context=ctx, initializer=worker_init, initargs=(os.getpid(),)
+    )  # workers die with this process, even under SIGKILL (corruptgen.lifeline)
+    with pool:
         futures = {pool.submit(render_chunk, t): t for t in tasks}
         try:
             for fut in as_completed(futures):

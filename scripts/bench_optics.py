@@ -5,19 +5,18 @@ The OpticsBench reference generator (spec opticsbench.md §4) filters one image 
 (``F.conv2d(img[:, c:c+1], kernel[:, c:c+1], padding='same')``). Ours filters a whole batch with per-image kernels in
 one call (:func:`corruptgen.families.opticsbench.conv.psf_conv`, FFT for 25×25). Also timed: the float64 corruption path
 (``batch_fn``: uint8 in, quantised uint8 out) and the end-to-end engine (``build opticsbench``: decode, preprocess,
-20 subsets + clean, JPEG, shards). Medians of ``--repeats``.
+20 subsets + clean, JPEG, shards). Every row is timed by :func:`corruptgen.bench.timing.time_work` (warm-up, median
+of ``--repeats`` runs of >= ``--min-seconds`` each, CPU-seconds per image), with the thread settings printed; the
+loop is :func:`corruptgen.bench.baselines.conv2d_loop_work`, exactly what ``corruptgen bench`` times as baseline D.
 
-    python scripts/bench_optics.py [--images 64] [--repeats 5] [--device cpu|cuda] [--engine-images 64] [--threads N]
+    python scripts/bench_optics.py [--images 64] [--repeats 3] [--device cpu|cuda] [--engine-images 64] [--threads 1]
 """
 
 from __future__ import annotations
 
 import argparse
 import shutil
-import statistics
 import tempfile
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -25,7 +24,8 @@ import skimage.data
 import torch
 from PIL import Image
 
-from corruptgen.bench.baselines import conv2d_loop
+from corruptgen.bench.baselines import conv2d_loop, conv2d_loop_work
+from corruptgen.bench.timing import describe_threads, fix_threads, time_work
 from corruptgen.corruptions import get
 from corruptgen.engine import render
 from corruptgen.families.opticsbench.conv import psf_conv
@@ -47,36 +47,21 @@ def photos(n: int) -> np.ndarray:
     return np.stack(out)
 
 
-def timed(fn: Callable[[], object], repeats: int, device: str) -> float:
-    """Median seconds of ``repeats`` calls after one warm-up call."""
-    sync = torch.cuda.synchronize if device.startswith("cuda") else (lambda: None)
-    fn()
-    sync()
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        sync()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
-
-
-reference_loop = conv2d_loop  # the reference's per-image, per-channel conv2d (corruptgen.bench.baselines)
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--images", type=int, default=64, help="batch size of the convolution benchmark (default 64)")
-    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--repeats", type=int, default=3, help="timed runs; the median is printed (default 3)")
+    ap.add_argument("--min-seconds", type=float, default=0.5, help="each timed run lasts at least this long")
     ap.add_argument("--device", default="cpu", help="cpu or cuda[:N]")
     ap.add_argument("--kernels", default=str(PUBLISHED) if PUBLISHED.is_file() else "opticsbench")
     ap.add_argument("--engine-images", type=int, default=64, help="inputs of the end-to-end build (0: skip)")
     ap.add_argument("--workers", type=int, default=1, help="engine worker processes")
-    ap.add_argument("--threads", type=int, default=None, help="torch intra-op threads (default: torch's)")
+    ap.add_argument("--threads", type=int, default=1, help="torch intra-op and OpenCV threads (default 1)")
     args = ap.parse_args()
-    if args.threads:
-        torch.set_num_threads(args.threads)
+    threads = fix_threads(args.threads)
     dev = args.device
+    sync = torch.cuda.synchronize if dev.startswith("cuda") else None
+    timing = dict(runs=args.repeats, min_seconds=args.min_seconds, sync=sync)
 
     stack, meta = load_stack(args.kernels)
     images = photos(args.images)
@@ -85,19 +70,26 @@ def main() -> None:
     kernels = torch.from_numpy(stack[index, 2]).to(dev)
     x = torch.from_numpy(images).permute(0, 3, 1, 2).contiguous().to(dev).float().div(255)
     n = len(images)
-    print(f"{n} images 224x224, kernels {meta['source']} ({meta['sha256'][:12]}), device {dev}, "
-          f"torch {torch.__version__}, {torch.get_num_threads()} threads, median of {args.repeats}")  # fmt: skip
+    print(
+        f"{n} images 224x224, kernels {meta['source']} ({meta['sha256'][:12]}), device {dev}, "
+        f"torch {torch.__version__}, median of {args.repeats} runs >= {args.min_seconds} s after a warm-up"
+    )
+    print(describe_threads(threads))
 
-    ref = reference_loop(x, kernels)
+    ref = conv2d_loop(x[:2], kernels[:2])  # the first two images: the loop can take seconds per image
     for method in ("fft", "direct"):
-        err = (psf_conv(x, kernels, method=method) - ref).abs().max().item()
-        print(f"  max |{method} - reference loop| = {err:.2e}")
+        err = (psf_conv(x[:2], kernels[:2], method=method) - ref).abs().max().item()
+        print(f"  max |{method} - reference loop| = {err:.2e} (first 2 images)")
+
+    def batch(fn):
+        return lambda: (fn(), n)[1]
+
     t = {
-        "loop": timed(lambda: reference_loop(x, kernels), max(1, args.repeats // 2), dev),
-        "auto": timed(lambda: psf_conv(x, kernels), args.repeats, dev),
-        "fft": timed(lambda: psf_conv(x, kernels, method="fft"), args.repeats, dev),
-        "direct": timed(lambda: psf_conv(x, kernels, method="direct"), args.repeats, dev),
-        "fft64": timed(lambda: psf_conv(x.double(), kernels.double(), method="fft"), args.repeats, dev),
+        "loop": time_work(conv2d_loop_work(x, kernels, sync), **timing),
+        "auto": time_work(batch(lambda: psf_conv(x, kernels)), **timing),
+        "fft": time_work(batch(lambda: psf_conv(x, kernels, method="fft")), **timing),
+        "direct": time_work(batch(lambda: psf_conv(x, kernels, method="direct")), **timing),
+        "fft64": time_work(batch(lambda: psf_conv(x.double(), kernels.double(), method="fft")), **timing),
     }
     coma = get("optics/coma")
     opts = dict(severity=3, kernels=args.kernels)
@@ -107,12 +99,12 @@ def main() -> None:
         coma.batch_fn(np.roll(images, shift[0], axis=0), [np.random.default_rng(i) for i in range(n)], device=dev,
                       **opts)  # fmt: skip
 
-    t["batch_fn"] = timed(lambda s=[0]: corrupt(s), args.repeats, dev)
+    t["batch_fn"] = time_work(batch(lambda s=[0]: corrupt(s)), **timing)
 
     def corrupt_same() -> None:  # the same batch each call: the engine's next subset reuses the image spectrum
         coma.batch_fn(images, [np.random.default_rng(i) for i in range(n)], device=dev, **opts)
 
-    t["batch_fn_cached"] = timed(corrupt_same, args.repeats, dev)
+    t["batch_fn_cached"] = time_work(batch(corrupt_same), **timing)
     rows = [
         ("reference per-image, per-channel conv2d loop (float32)", "loop"),
         ("psf_conv batched, method=auto (float32)", "auto"),
@@ -122,8 +114,11 @@ def main() -> None:
         ("corruption batch_fn, uint8 -> uint8 (float64 FFT)", "batch_fn"),
         ("  same, image spectrum reused (next subset, same batch)", "batch_fn_cached"),
     ]
+    loop = t["loop"]["images_per_s"]
     for label, key in rows:
-        print(f"{label:58s} {n / t[key]:9.1f} img/s  ({t['loop'] / t[key]:6.1f}x the loop)")
+        r = t[key]
+        print(f"{label:58s} {r['images_per_s']:9.1f} img/s {r['cpu_s_per_image']:8.4f} CPU-s/img "
+              f"({r['images_per_s'] / loop:6.1f}x the loop)")  # fmt: skip
 
     if args.engine_images > 0:
         with tempfile.TemporaryDirectory() as tmp:
@@ -137,18 +132,20 @@ def main() -> None:
 
             plan = get_benchmark("opticsbench").plan(source=SourceSpec(f"imagefolder:{src}"), kernels=args.kernels)
             out = Path(tmp) / "out"
-            times = []
-            for _ in range(max(1, args.repeats // 2)):
-                shutil.rmtree(out, ignore_errors=True)
-                t0 = time.perf_counter()
-                render(plan, out, workers=args.workers, progress=False, device=dev)
-                times.append(time.perf_counter() - t0)
-            te = statistics.median(times)
             subsets = len(plan.subsets)
+
+            def one_build() -> int:
+                shutil.rmtree(out, ignore_errors=True)
+                render(plan, out, workers=args.workers, progress=False, device=dev)
+                return args.engine_images * subsets
+
+            rec = time_work(one_build, runs=args.repeats, min_seconds=args.min_seconds, warmup=False)
+            te = args.engine_images * subsets / rec["images_per_s"]
             print(f"engine build opticsbench: {args.engine_images} inputs x {subsets} subsets (20 + clean), "
                   f"--workers {args.workers}: {args.engine_images * subsets / te:.1f} samples/s, "
                   f"{args.engine_images * (subsets - 1) / te:.1f} corrupted img/s, "
-                  f"{args.engine_images / te:.2f} inputs/s")  # fmt: skip
+                  f"{args.engine_images / te:.2f} inputs/s; CPU-s per sample {rec['cpu_s_per_image']:.4f} "
+                  f"(this process only: --workers > 1 adds the workers' CPU time)")  # fmt: skip
 
 
 if __name__ == "__main__":

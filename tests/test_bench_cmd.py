@@ -11,14 +11,16 @@ from corruptgen.bench import format_table, parse_families, run_bench
 from corruptgen.cli import main
 from corruptgen.errors import CorruptgenError
 
+QUICK = ["--repeats", "1", "--min-seconds", "0"]  # one timed unit per measurement: tests check shapes, not speed
+
 
 @pytest.fixture(scope="module")
 def bench_json(tmp_path_factory) -> dict:
-    return run_bench(["syn2nat", "imagenet-c"], images=4)
+    return run_bench(["syn2nat", "imagenet-c"], images=4, repeats=1, min_run_s=0)
 
 
 def test_bench_cmd_table_prints_stages_and_ratio(capsys):
-    assert main(["bench", "--families", "syn2nat", "--images", "4"]) == 0
+    assert main(["bench", "--families", "syn2nat", "--images", "4", *QUICK]) == 0
     out = capsys.readouterr().out
     for stage in ("decode", "corrupt", "encode", "write", "end to end", "baseline A", "peak RSS"):
         assert stage in out, stage
@@ -27,7 +29,7 @@ def test_bench_cmd_table_prints_stages_and_ratio(capsys):
 
 
 def test_bench_cmd_json_stdout(capsys):
-    assert main(["bench", "--families", "imagenet-c", "--images", "2", "--json", "-"]) == 0
+    assert main(["bench", "--families", "imagenet-c", "--images", "2", "--json", "-", *QUICK]) == 0
     data = json.loads(capsys.readouterr().out)
     for key in ("machine", "torch", "settings", "inputs", "families", "peak_rss_mib", "seconds"):
         assert key in data, key
@@ -38,6 +40,8 @@ def test_bench_cmd_json_stdout(capsys):
     for rec in fam["stages"].values():
         assert rec["images"] > 0 and rec["seconds"] >= 0 and rec["images_per_s"] > 0
     assert fam["stages"]["corrupt"]["images"] == 2 * 75
+    assert all(rec["cpu_s_per_image"] > 0 and rec["runs"] == 1 for rec in fam["stages"].values())
+    assert data["threads"]["torch_threads"] == 1 and "cpu_capability" in data["threads"]
     assert data["inputs"]["count"] == 2
     assert fam["ratios"]["corrupt / B reference"] > 0
     assert fam["peak_rss_mib"]["self"] > 0
@@ -60,10 +64,10 @@ def test_bench_cmd_cycles_source(tmp_path, capsys):
     for i in range(2):
         Image.new("RGB", (300, 260), (40 * i, 90, 200)).save(folder / f"im{i}.png")
     assert main(["bench", "--families", "syn2nat", "--source", f"imagefolder:{folder}", "--images", "3",
-                 "--json", "-"]) == 0  # fmt: skip
+                 "--json", "-", *QUICK]) == 0  # fmt: skip
     data = json.loads(capsys.readouterr().out)
     assert data["inputs"] == {"source": f"imagefolder:{folder}", "count": 3, "source_count": 2}
-    assert data["families"]["syn2nat"]["stages"]["decode"]["images"] == 3
+    assert data["families"]["syn2nat"]["stages"]["decode"]["images"] == 3  # one unit (all inputs) per run
 
 
 @pytest.mark.parametrize(
@@ -94,7 +98,7 @@ def test_bench_cmd_cuda_unavailable_one_line(capsys):
 
 def test_bench_vcr_without_pyrtools_says_baseline_unavailable(monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "pyrtools", None)  # import pyrtools -> ImportError
-    assert main(["bench", "--families", "vcr", "--images", "1"]) == 0
+    assert main(["bench", "--families", "vcr", "--images", "1", *QUICK]) == 0
     out = capsys.readouterr().out
     assert "vif (batched VIF evaluations)" in out
     assert "baseline unavailable (pip install pyrtools)" in out
@@ -106,3 +110,19 @@ def test_parse_families():
     assert parse_families("imagenet_c,syn2nat,syn2nat") == ["imagenet-c", "syn2nat"]
     with pytest.raises(CorruptgenError):
         parse_families("syn2nat,bogus")
+
+
+def test_time_work_runs_until_min_seconds_and_reports_cpu():
+    from corruptgen.bench.timing import time_work
+
+    calls = []
+
+    def work() -> int:
+        calls.append(1)
+        sum(i * i for i in range(20000))  # CPU work
+        return 2
+
+    rec = time_work(work, runs=3, min_seconds=0.05)
+    assert rec["runs"] == 3 and rec["seconds"] >= 0.05 and rec["images"] % 2 == 0
+    assert len(calls) >= 1 + 3 and rec["images"] >= 2  # warm-up + at least one unit per run
+    assert rec["images_per_s"] > 0 and 0 < rec["cpu_s_per_image"] < 1

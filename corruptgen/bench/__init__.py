@@ -23,6 +23,7 @@ from typing import Any
 from ..errors import CorruptgenError
 from .families import bench_family
 from .stages import FAMILIES, Settings, materialize_inputs
+from .timing import MIN_RUN_S, RUNS, describe_threads, fix_threads
 
 __all__ = ["FAMILIES", "format_table", "parse_families", "peak_rss_mib", "run_bench"]
 
@@ -82,8 +83,10 @@ def run_bench(
     images: int | None = None,
     device: str = "cpu",
     batch_size: int = 64,
-    repeats: int = 1,
+    repeats: int = RUNS,
     io_threads: int | None = None,
+    threads: int | None = 1,
+    min_run_s: float = MIN_RUN_S,
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """Benchmark ``families`` (default: syn2nat, imagenet-c, vcr, opticsbench and eval) on ``images`` inputs of
@@ -93,6 +96,10 @@ def run_bench(
     seconds, images_per_s}}``, ``end_to_end``, ``baselines``, ``ratios`` (ours ÷ baseline in images/s),
     ``peak_rss_mib``, ``seconds``), ``peak_rss_mib`` and ``seconds``. ``io_threads``: the end-to-end builds'
     schedule (default: the engine's for ``device``). ``progress`` receives one line per step.
+
+    Every measurement: ``threads`` torch/OpenCV threads (``None``: leave them; stated under ``threads``), one
+    warm-up, the median of ``repeats`` timed runs of at least ``min_run_s`` seconds each, and ``cpu_s_per_image``
+    beside ``images_per_s`` (:mod:`corruptgen.bench.timing`).
     """
     from ..engine import _check_device
 
@@ -101,13 +108,16 @@ def run_bench(
         if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
             raise CorruptgenError(f"{flag} must be a positive integer, got {value!r}")
     _check_device(device)
-    settings = Settings(device=device, batch_size=batch_size, repeats=repeats, io_threads=io_threads)
+    settings = Settings(device=device, batch_size=batch_size, repeats=repeats, io_threads=io_threads,
+                        min_run_s=min_run_s)  # fmt: skip
+    thread_settings = fix_threads(threads)
     say = progress or (lambda line: None)
     t_start = time.perf_counter()
     result: dict[str, Any] = {
         "corruptgen_bench": 1,
         "machine": _machine(),
         "torch": _torch_info(device),
+        "threads": thread_settings,
         "settings": {
             "families": names,
             "source": source,
@@ -115,6 +125,7 @@ def run_bench(
             "device": device,
             "batch_size": batch_size,
             "repeats": repeats,
+            "min_run_s": min_run_s,
             "io_threads": io_threads,
             "quality": settings.quality,
             "model": settings.model,
@@ -163,15 +174,22 @@ def _num(value: float | None, width: int, digits: int = 1) -> str:
     return f"{'n/a':>{width}s}" if value is None else f"{value:{width}.{digits}f}"
 
 
+def _row(rec: dict[str, Any]) -> str:
+    """images, seconds (of the median run), images/s and CPU-seconds per image (median over the runs)."""
+    return (f"{rec['images']:7d} {rec['seconds']:8.3f} {_num(rec['images_per_s'], 9)} "
+            f"{_num(rec.get('cpu_s_per_image'), 10, 4)}")  # fmt: skip
+
+
 def format_table(result: dict[str, Any]) -> str:
     """The human-readable table of a :func:`run_bench` result."""
     s, m, t = result["settings"], result["machine"], result["torch"]
     lines = [
         f"corruptgen bench: {result['inputs']['count']} inputs from {s['source']}, device {t['device']}"
         + (f" ({t['device_name']})" if t.get("device_name") else "")
-        + f", batch {s['batch_size']}, repeats {s['repeats']} (median); torch {t['version']} ({t['threads']} threads),"
-        f" Python {m['python']}, {m['cpus_usable'] or m['cpus']} CPUs",
-        f"{'family':12s} {'measurement':50s} {'images':>7s} {'seconds':>8s} {'images/s':>9s}",
+        + f", batch {s['batch_size']}; median of {s['repeats']} runs of >= {s['min_run_s']} s after a warm-up;"
+        f" torch {t['version']}, Python {m['python']}, {m['cpus_usable'] or m['cpus']} CPUs",
+        describe_threads(result["threads"]),
+        f"{'family':12s} {'measurement':50s} {'images':>7s} {'seconds':>8s} {'images/s':>9s} {'CPU-s/img':>10s}",
     ]
     for fam, r in result["families"].items():
         label = fam if fam != "eval" else "eval"
@@ -179,20 +197,18 @@ def format_table(result: dict[str, Any]) -> str:
             name = _STAGE_LABELS.get(stage, stage)
             if stage == "encode":
                 name = f"encode (jpg q{s['quality']})"
-            lines.append(f"{label:12s} {name:50s} {rec['images']:7d} {rec['seconds']:8.3f} "
-                         f"{_num(rec['images_per_s'], 9)}")  # fmt: skip
+            lines.append(f"{label:12s} {name:50s} {_row(rec)}")
         if r.get("error"):
             lines.append(f"{label:12s} error: {r['error']}")
         e = r["end_to_end"] or {}
         what = "end to end: corruptgen.build (samples/s)" if fam != "eval" else "end to end: corruptgen.eval.evaluate"
         if e:
-            lines.append(f"{label:12s} {what:50s} {e['images']:7d} {e['seconds']:8.3f} {_num(e['images_per_s'], 9)}")
+            lines.append(f"{label:12s} {what:50s} {_row(e)}")
         for base, rec in r["baselines"].items():
             if "unavailable" in rec:
                 lines.append(f"{label:12s} {'baseline ' + base:50s} {rec['unavailable']}")
                 continue
-            lines.append(f"{label:12s} {('baseline ' + base)[:50]:50s} {rec['images']:7d} {rec['seconds']:8.3f} "
-                         f"{_num(rec['images_per_s'], 9)}")  # fmt: skip
+            lines.append(f"{label:12s} {('baseline ' + base)[:50]:50s} {_row(rec)}")
         for name, value in r["ratios"].items():
             shown = "n/a (baseline unavailable)" if value is None else f"{value:.2f}x"
             lines.append(f"{label:12s} {'ratio ' + name:50s} {shown:>26s}")

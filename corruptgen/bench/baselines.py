@@ -192,6 +192,25 @@ def conv2d_loop(x, kernels):
     return out
 
 
+def conv2d_loop_work(x, kernels, sync=None):
+    """One unit of baseline D for :func:`~corruptgen.bench.timing.time_work`: :func:`conv2d_loop` on the next image
+    of ``x`` (cycling) with its kernels; returns 1. ``corruptgen bench`` and ``scripts/bench_optics.py`` time this.
+
+    One image per unit (not the whole batch): on CPUs where oneDNN has no vectorised kernel for a 1-channel 25x25
+    convolution (its ``ref:any`` fallback, e.g. AVX2-only CPUs) one image takes seconds."""
+    state = {"next": 0}
+
+    def work() -> int:
+        i = state["next"] % x.shape[0]
+        state["next"] += 1
+        conv2d_loop(x[i : i + 1], kernels[i : i + 1])
+        if sync is not None:
+            sync()
+        return 1
+
+    return work
+
+
 # ------------------------------------------------------------------------------------------------ E: eval
 
 

@@ -27,7 +27,18 @@ def add_commands(sub) -> dict:
     p.add_argument("--device", default="cpu", help="cpu or cuda[:N]")
     p.add_argument("--batch-size", default="64", help="batch size of batched corruptions, VIF and eval (default 64)")
     p.add_argument("--io-threads", type=int, default=None, help="end-to-end builds: decode/encode threads")
-    p.add_argument("--repeats", default="1", help="repeats per measurement; the median is reported (default 1)")
+    p.add_argument(
+        "--repeats",
+        default="3",
+        help="timed runs per measurement, each >= 0.5 s after a warm-up; the median is reported (default 3)",
+    )
+    p.add_argument(
+        "--threads",
+        default="1",
+        help="torch intra-op and OpenCV threads for every measurement (default 1; stated in the output)",
+    )
+    p.add_argument("--min-seconds", type=float, default=0.5,
+                   help="each timed run repeats its work until this many seconds passed (default 0.5)")  # fmt: skip
     p.add_argument("--json", default=None, metavar="FILE|-", help="write the result as JSON to FILE, or '-': stdout")
     return {"bench": _cmd_bench}
 
@@ -51,13 +62,15 @@ def _cmd_bench(args) -> int:
     images = _positive("--images", args.images)
     batch_size = _positive("--batch-size", args.batch_size)
     repeats = _positive("--repeats", args.repeats)
+    threads = _positive("--threads", args.threads)
     to_stdout = args.json == "-"
 
     def progress(line: str) -> None:
         print(line, file=sys.stderr, flush=True)
 
     result = run_bench(families, source=args.source, images=images, device=args.device, batch_size=batch_size,
-                       repeats=repeats, io_threads=args.io_threads, progress=progress)  # fmt: skip
+                       repeats=repeats, io_threads=args.io_threads, threads=threads, min_run_s=args.min_seconds,
+                       progress=progress)  # fmt: skip
     text = json.dumps(result, indent=1, allow_nan=False)
     if to_stdout:
         print(text)

@@ -3,7 +3,6 @@ issue (A syn2nat, B imagenet-c, C vcr's VIF, D opticsbench, E eval) measured in 
 
 from __future__ import annotations
 
-import statistics
 import time
 from pathlib import Path
 from typing import Any
@@ -11,20 +10,22 @@ from typing import Any
 import numpy as np
 
 from ..errors import CorruptgenError
-from .stages import (
-    BASELINE_BUDGET_S,
-    Clock,
-    Inputs,
-    Settings,
-    _budgeted,
-    _median_runs,
-    _sync,
-    end_to_end,
-    family_plan,
-    measurement,
-    ratio,
-    run_stages,
-)
+from .stages import Inputs, Settings, _sync, end_to_end, family_plan, ratio, run_stages
+from .timing import time_work
+
+
+def _timing(settings: Settings) -> dict[str, Any]:
+    return {"runs": settings.repeats, "min_seconds": settings.min_run_s}
+
+
+def _counted(fn, images: int):
+    """A :func:`time_work` unit that calls ``fn`` and reports ``images``."""
+
+    def work() -> int:
+        fn()
+        return images
+
+    return work
 
 
 def bench_family(family: str, inputs: Inputs, settings: Settings, workdir: Path, shared: dict) -> dict[str, Any]:
@@ -32,12 +33,8 @@ def bench_family(family: str, inputs: Inputs, settings: Settings, workdir: Path,
     if family == "eval":
         return bench_eval(inputs, settings, workdir, shared)
     plan = family_plan(family, inputs, settings)
-    run_stages(plan, inputs, settings, workdir, limit=1)  # warm-up: imports, transforms, caches, kernel stacks
-    runs, last = [], None
-    for _ in range(settings.repeats):
-        last = run_stages(plan, inputs, settings, workdir, keep_vif=family == "vcr")
-        runs.append(last["stages"])
-    stages = _median_runs(runs)
+    last = run_stages(plan, inputs, settings, workdir, keep_vif=family == "vcr")
+    stages = last["stages"]
     result: dict[str, Any] = {"subsets": [s.name for s in plan.subsets if s.corruption], "stages": stages}
     baselines: dict[str, Any] = {}
     ratios: dict[str, float | None] = {}
@@ -46,19 +43,18 @@ def bench_family(family: str, inputs: Inputs, settings: Settings, workdir: Path,
         stages["vif"] = vif_stage
         baselines["C single-image NumPy + pyrtools VIF"] = base
         ratios["vif / single-image NumPy VIF"] = ratio(vif_stage, base)
-    e2e = [end_to_end(family, inputs, settings, workdir / "build" / family) for _ in range(settings.repeats)]
-    e2e_best = sorted(e2e, key=lambda r: r["seconds"])[len(e2e) // 2]
+    e2e_best = end_to_end(family, inputs, settings, workdir / "build" / family)
     result["end_to_end"] = e2e_best
     if family == "syn2nat":
         shared["syn2nat_build"] = e2e_best["build_dir"]
         baselines.update(_syn2nat_baselines(plan, inputs, last, settings))
-        corrupted = measurement(e2e_best["corrupted"], e2e_best["seconds"])
+        corrupted = {"images_per_s": e2e_best["corrupted_per_s"]}
         bare, bare_io = baselines["A bare albumentations loop, pre-decoded"], baselines["A bare loop + decode + encode"]
         ratios["corrupt / A bare loop"] = ratio(stages["corrupt"], bare)
         ratios["end to end / A bare loop"] = ratio(corrupted, bare)
         ratios["end to end / A bare loop + decode + encode"] = ratio(corrupted, bare_io)
     elif family == "imagenet-c":
-        base = _imagenet_c_baseline(plan, last)
+        base = _imagenet_c_baseline(plan, last, settings)
         baselines["B NumPy reference transcription"] = base
         ratios["corrupt / B reference"] = ratio(stages["corrupt"], base)
     elif family == "opticsbench":
@@ -74,46 +70,41 @@ def _syn2nat_baselines(plan, inputs: Inputs, last: dict, settings: Settings) -> 
     from .baselines import syn2nat_bare, syn2nat_bare_io
 
     images, keys = last["images"], last["keys"]
-    n = len(images) * sum(1 for s in plan.subsets if s.corruption)
+    subsets = sum(1 for s in plan.subsets if s.corruption)
     paths = inputs.paths
-    bare = statistics.median(syn2nat_bare(plan, images, keys) for _ in range(settings.repeats))
-    bare_io = statistics.median(syn2nat_bare_io(plan, paths, settings.quality) for _ in range(settings.repeats))
-    n_io = len(paths) * sum(1 for s in plan.subsets if s.corruption)
-    return {"A bare albumentations loop, pre-decoded": measurement(n, bare),
-            "A bare loop + decode + encode": measurement(n_io, bare_io)}  # fmt: skip
+    bare = time_work(_counted(lambda: syn2nat_bare(plan, images, keys), len(images) * subsets), **_timing(settings))
+    bare_io = time_work(_counted(lambda: syn2nat_bare_io(plan, paths, settings.quality), len(paths) * subsets),
+                        **_timing(settings))  # fmt: skip
+    return {"A bare albumentations loop, pre-decoded": bare, "A bare loop + decode + encode": bare_io}
 
 
-def _imagenet_c_baseline(plan, last: dict) -> dict[str, Any]:
-    """Per subset, the reference on the first inputs until the time budget is spent; images/s over the same subset
-    mix as ours: (subsets x inputs) / sum over subsets of (mean seconds per image x inputs)."""
+def _imagenet_c_baseline(plan, last: dict, settings: Settings) -> dict[str, Any]:
+    """The reference, one unit = the next input (cycling) through every subset: every run has the same subset mix
+    as ours."""
     from .baselines import REFERENCE_MISSING, imagenet_c_reference, imagenet_c_reference_fn
 
     ref = imagenet_c_reference()
     if ref is None:
         return {"unavailable": REFERENCE_MISSING}
     images = last["images"]
-    per_image, timed = 0.0, 0
-    for subset in plan.subsets:
-        if subset.corruption is None:
-            continue
-        name = subset.corruption.split("/", 1)[1]
-        fn = imagenet_c_reference_fn(ref, name)
-        calls = [
-            lambda img=img, k=k, fn=fn, s=subset.severity: fn(img, np.random.default_rng(k), s)
-            for k, img in enumerate(images)
-        ]
-        done, seconds, _ = _budgeted(calls, BASELINE_BUDGET_S["imagenet-c"])
-        per_image += seconds / done
-        timed += done
-    subsets = sum(1 for s in plan.subsets if s.corruption)
-    n = subsets * len(images)
-    return measurement(n, per_image * len(images), timed_images=timed,
-                       note="per subset: the first inputs until 0.15 s, scaled to all inputs")  # fmt: skip
+    fns = [(imagenet_c_reference_fn(ref, s.corruption.split("/", 1)[1]), s.severity) for s in plan.subsets
+           if s.corruption]  # fmt: skip
+    state = {"next": 0}
+
+    def one_input_all_subsets() -> int:
+        k = state["next"]
+        state["next"] += 1
+        image = images[k % len(images)]
+        for fn, severity in fns:
+            fn(image, np.random.default_rng(k), severity)
+        return len(fns)
+
+    return time_work(one_input_all_subsets, **_timing(settings), note="one input through every subset per unit")
 
 
 def _vcr_vif(last: dict, settings: Settings) -> tuple[dict[str, Any], dict[str, Any]]:
     """Ours: batched VIF of every kept input's outputs against it, both as stored; the baseline: the single-image
-    NumPy VIF on the same (gray) pairs, until its budget is spent. Also the largest disagreement between them."""
+    NumPy VIF on the same (gray) pairs, one pair per unit (cycling). Also the largest disagreement between them."""
     import torch
 
     from ..families.vcr.search import one_torch_thread, stored
@@ -122,62 +113,58 @@ def _vcr_vif(last: dict, settings: Settings) -> tuple[dict[str, Any], dict[str, 
 
     images, kept = last["images"], last["kept"]
     pairs = {i: (stored(images[i]), np.stack([stored(o) for o in outs])) for i, outs in kept.items()}
-    clock = Clock(settings.device)
     ours: list[float] = []
-    n = 0
-    with one_torch_thread():  # as VCR's search scores (and per core, like the single-image baseline)
-        VIFReference(images[0], device=settings.device, dtype=torch.float64).score(images[0])  # warm-up
+
+    def score_all() -> int:
+        ours.clear()
         for clean, cands in pairs.values():
-            with clock:
-                reference = VIFReference(clean, device=settings.device, dtype=torch.float64)
-                for start in range(0, len(cands), settings.batch_size):
-                    ours.extend(reference.score(cands[start : start + settings.batch_size]).cpu().numpy().tolist())
-            n += len(cands)
-    stage = measurement(n, clock.seconds, dtype="float64", torch_threads=1)
+            reference = VIFReference(clean, device=settings.device, dtype=torch.float64)
+            for start in range(0, len(cands), settings.batch_size):
+                ours.extend(reference.score(cands[start : start + settings.batch_size]).cpu().numpy().tolist())
+        return len(ours)
+
+    with one_torch_thread():  # as VCR's search scores (and per core, like the single-image baseline)
+        stage = time_work(score_all, sync=_sync(settings.device), **_timing(settings), dtype="float64",
+                          torch_threads=1)  # fmt: skip
     if not pyrtools_available():
         return stage, {"unavailable": PYRTOOLS_MISSING}
     flat = [(gray(clean), gray(c)) for clean, cands in pairs.values() for c in cands]
-    calls = [lambda a=a, b=b: vif_numpy(a, b, pyramid_pyrtools) for a, b in flat]
-    vif_numpy(*flat[0], pyramid_pyrtools)  # warm-up (imports, filter tables)
-    done, seconds, values = _budgeted(calls, BASELINE_BUDGET_S["vcr"])
-    diff = float(np.max(np.abs(np.array(values) - np.array(ours[:done]))))
-    return stage, measurement(done, seconds, max_abs_vif_difference=diff)
+    values: dict[int, float] = {}
+    state = {"next": 0}
+
+    def one_pair() -> int:
+        k = state["next"] % len(flat)
+        state["next"] += 1
+        values[k] = vif_numpy(*flat[k], pyramid_pyrtools)
+        return 1
+
+    base = time_work(one_pair, **_timing(settings))
+    diff = max(abs(v - ours[k]) for k, v in values.items())
+    return stage, {**base, "max_abs_vif_difference": float(diff)}
 
 
 def _optics_baseline(plan, last: dict, settings: Settings) -> dict[str, Any]:
-    """The conv2d loop (float32, on ``device``) with each subset's kernels on the same inputs, per subset until the
-    budget is spent; images/s over the same subset mix as ours."""
+    """Baseline D: the conv2d loop (float32, on ``device``), one input per unit (cycling), its kernels drawn from the
+    subsets in turn (the conv cost depends on the kernel size only: all 25x25)."""
     import torch
 
     from ..families.opticsbench.corruptions import load_stack
-    from .baselines import conv2d_loop
+    from .baselines import conv2d_loop_work
 
     images = last["images"]
     x = torch.from_numpy(np.stack(images)).permute(0, 3, 1, 2).contiguous().to(settings.device).float().div(255)
-    sync = _sync(settings.device)
     rng = np.random.default_rng(0)
-    per_image, timed = 0.0, 0
     subsets = [s for s in plan.subsets if s.corruption]
-    for subset in subsets:
-        options = dict(subset.options)
+    kernels = []
+    for i in range(len(images)):
+        options = dict(subsets[i % len(subsets)].options)
         stack, _ = load_stack(options.get("kernels"))
-        severity = int(options.get("severity", subset.severity or 3))
-        rows = rng.integers(0, stack.shape[0], size=len(images))  # the conv cost does not depend on the row
-        kernels = torch.from_numpy(stack[rows, severity - 1]).to(settings.device)
-
-        def call(i: int, kernels=kernels) -> None:
-            conv2d_loop(x[i : i + 1], kernels[i : i + 1])
-            sync()
-
-        if not timed:
-            call(0)  # warm-up
-        calls = [lambda i=i: call(i) for i in range(len(images))]
-        done, seconds, _ = _budgeted(calls, BASELINE_BUDGET_S["opticsbench"])
-        per_image += seconds / done
-        timed += done
-    n = len(subsets) * len(images)
-    return measurement(n, per_image * len(images), timed_images=timed, dtype="float32",
-                       note="per subset: the first inputs until 0.3 s, scaled to all inputs")  # fmt: skip
+        severity = int(options.get("severity", subsets[i % len(subsets)].severity or 3))
+        kernels.append(stack[rng.integers(0, stack.shape[0]), severity - 1])
+    sizes = {k.shape for k in kernels}
+    k = torch.from_numpy(np.stack(kernels)).to(settings.device)
+    work = conv2d_loop_work(x, k, _sync(settings.device))
+    return time_work(work, **_timing(settings), dtype="float32", kernel_shapes=sorted(str(s) for s in sizes))
 
 
 def bench_eval(inputs: Inputs, settings: Settings, workdir: Path, shared: dict) -> dict[str, Any]:
@@ -197,29 +184,26 @@ def bench_eval(inputs: Inputs, settings: Settings, workdir: Path, shared: dict) 
     # at most max(64, 6 x inputs) images: the first of each subset (evaluate(limit=...) reads the same ones)
     n_subsets = len(open_eval_source(build).select(None))
     limit = min(inputs.count, max(1, max(64, 6 * inputs.count) // n_subsets))
-    t0 = time.perf_counter()
     images = decoded_build_images(build, model.input_size, limit)
-    decode_s = time.perf_counter() - t0
     n = len(images)
+    stages = {"decode": time_work(_counted(lambda: decoded_build_images(build, model.input_size, limit), n),
+                                  **_timing(settings))}  # fmt: skip
     batches = normalised_batches(images, model, settings.batch_size, settings.device)
-    import torch
+    base = time_work(_counted(lambda: bare_forward(model.forward, batches, settings.device), n),
+                     **_timing(settings), model=model.name)  # fmt: skip
+    runs = {"count": 0}
 
-    with torch.inference_mode():
-        model.forward(batches[0][:2])  # warm-up
-    bare, full = [], []
-    for r in range(settings.repeats):
-        bare.append(bare_forward(model.forward, batches, settings.device))
-        t0 = time.perf_counter()
+    def one_evaluate() -> int:
+        runs["count"] += 1
         options = MetricOptions(accuracy=False)  # accuracy where labelled, else the label-free metrics only
-        run = evaluate(build, [model], out=workdir / f"eval-{r}", device=settings.device, options=options,
+        run = evaluate(build, [model], out=workdir / f"eval-{runs['count']}", device=settings.device, options=options,
                        batch_size=settings.batch_size, workers=0, report=False, verify=False, limit=limit)  # fmt: skip
-        full.append(time.perf_counter() - t0)
         if run.results[0]["eval"]["images"] != n:
             raise CorruptgenError(f"eval read {run.results[0]['eval']['images']} images, expected {n}")
-    stages = {"decode": measurement(n, decode_s)}
-    e2e = measurement(n, statistics.median(full), model=model.name, model_load_seconds=round(load_s, 3),
-                      per_subset_limit=limit)  # fmt: skip
-    base = measurement(n, statistics.median(bare), model=model.name)
+        return n
+
+    e2e = time_work(one_evaluate, **_timing(settings), model=model.name, model_load_seconds=round(load_s, 3),
+                    per_subset_limit=limit)  # fmt: skip
     return {
         "build": build,
         "stages": stages,

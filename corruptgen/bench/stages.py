@@ -19,9 +19,7 @@ Ratios are ours ÷ baseline in images per second: above 1 ours is faster.
 from __future__ import annotations
 
 import io
-import statistics
 import tempfile
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,20 +28,22 @@ from typing import Any
 import numpy as np
 
 from ..errors import CorruptgenError
+from .timing import time_work
 
 #: Families ``corruptgen bench`` knows, in the order they run; ``eval`` is issue E (model evaluation).
 FAMILIES = ("syn2nat", "imagenet-c", "vcr", "opticsbench", "eval")
-#: Seconds a single-image baseline is timed per group (per subset, or for all VIF pairs) once it has one image.
-BASELINE_BUDGET_S = {"imagenet-c": 0.15, "vcr": 3.0, "opticsbench": 0.3}
 #: At most this many inputs keep their outputs for the VIF stage (memory stays bounded with a large ``--images``).
 VIF_MAX_INPUTS = 32
+#: At most this many corrupted outputs are kept for the encode and write stages (spread over the subsets).
+KEEP_OUTPUTS = 512
 
 
 @dataclass(frozen=True)
 class Settings:
     device: str = "cpu"
     batch_size: int = 64
-    repeats: int = 1
+    repeats: int = 3  # timed runs per measurement (the median is reported)
+    min_run_s: float = 0.5  # each timed run repeats its work until this many seconds passed
     quality: int = 85
     model: str = "efficientnet_lite0"
     io_threads: int | None = None  # end-to-end build schedule (None: the engine's default for the device)
@@ -55,34 +55,6 @@ def _sync(device: str) -> Callable[[], None]:
 
         return torch.cuda.synchronize
     return lambda: None
-
-
-class Clock:
-    """Accumulates seconds of timed blocks (``with clock:``), synchronising CUDA around each on a GPU device."""
-
-    def __init__(self, device: str = "cpu") -> None:
-        self.sync = _sync(device)
-        self.seconds = 0.0
-        self._t0 = 0.0
-
-    def __enter__(self) -> Clock:
-        self.sync()
-        self._t0 = time.perf_counter()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.sync()
-        self.seconds += time.perf_counter() - self._t0
-
-
-def measurement(images: int, seconds: float, **extra: Any) -> dict[str, Any]:
-    ips = images / seconds if seconds > 0 else None
-    return {"images": int(images), "seconds": round(seconds, 6), "images_per_s": ips, **extra}
-
-
-def _median_runs(runs: list[dict[str, tuple[int, float]]]) -> dict[str, dict[str, Any]]:
-    """Per stage: the images of the first run and the median seconds over the runs."""
-    return {name: measurement(runs[0][name][0], statistics.median(r[name][1] for r in runs)) for name in runs[0]}
 
 
 def ratio(ours: dict | None, base: dict | None) -> float | None:
@@ -166,8 +138,8 @@ def family_plan(family: str, inputs: Inputs, settings: Settings):
     return make_plan(family, source=inputs.spec, quality=settings.quality)
 
 
-def _corrupt_subset(plan, subset, images, keys, settings: Settings, clock: Clock) -> list[tuple[str, int, Any, Any]]:
-    """(key, input index, output, params) of one subset over every input, timed into ``clock`` (as the engine)."""
+def _corrupt_subset(plan, subset, images, keys, settings: Settings) -> list[tuple[str, int, Any, Any]]:
+    """(key, input index, output, params) of one subset over every input, as the engine runs it."""
     from ..chunk import batch_kwargs, sample_kwargs
     from ..corruptions import get
     from ..seeding import sample_rng
@@ -183,111 +155,113 @@ def _corrupt_subset(plan, subset, images, keys, settings: Settings, clock: Clock
             part = jobs[start : start + settings.batch_size]
             rngs = [sample_rng(plan.seed, plan.benchmark, subset.name, key)[1] for key, *_ in part]
             extra = batch_kwargs(corruption, [i for _, i, *_ in part])
-            with clock:
-                batch = np.stack([images[i] for _, i, *_ in part])
-                results, params = corruption.batch_fn(batch, rngs, device=settings.device, **options, **extra)
+            batch = np.stack([images[i] for _, i, *_ in part])
+            results, params = corruption.batch_fn(batch, rngs, device=settings.device, **options, **extra)
             out.extend((key, i, r, p) for (key, i, *_), r, p in zip(part, results, params, strict=True))
         return out
     for key, i, item_key, repeat in jobs:
         _, rng = sample_rng(plan.seed, plan.benchmark, subset.name, key)
         extra = sample_kwargs(corruption, plan, subset, item_key, i, repeat)
-        with clock:
-            result, params = corruption.apply(images[i], rng, **options, **extra)
+        result, params = corruption.apply(images[i], rng, **options, **extra)
         out.append((key, i, result, params))
     return out
 
 
-def run_stages(
-    plan, inputs: Inputs, settings: Settings, workdir: Path, *, keep_vif: bool = False, limit: int | None = None
-) -> dict[str, Any]:
-    """One pass of decode → corrupt → encode → write over every input (the first ``limit``) and subset; returns
-    per-stage ``(images, seconds)``, the decoded images and keys, and (``keep_vif``) the outputs of the first inputs."""
+def decode_inputs(plan, inputs: Inputs, limit: int | None = None) -> tuple[list[np.ndarray], list[str]]:
+    """The decoded, preprocessed inputs (the first ``limit``) and their keys, as the engine loads them."""
     from ..chunk import load_image
-    from ..io.codec import dump_json, encode_image
     from ..io.decode import BadImageError
-    from ..io.layout import shard_relpath
-    from ..io.shards import ShardWriter
     from ..io.sources import open_source
 
     source = open_source(inputs.spec)
     items = source.items()[:limit]
-    decode = Clock()
     images, keys = [], []
     for index, item in enumerate(items):
         try:
-            with decode:
-                image = load_image(source, index, plan)
+            images.append(load_image(source, index, plan))
         except BadImageError:
             continue
-        images.append(image)
         keys.append(item.key)
     if not images:
         raise CorruptgenError(f"none of the {len(items)} inputs could be decoded")
-    corrupt, encode, write = Clock(settings.device), Clock(), Clock()
-    produced = 0
+    return images, keys
+
+
+def run_stages(plan, inputs: Inputs, settings: Settings, workdir: Path, *, keep_vif: bool = False) -> dict[str, Any]:
+    """Each stage timed on its own (:func:`~corruptgen.bench.timing.time_work`: warm-up, median of ``repeats``
+    runs of at least ``min_run_s``): decode of every input, corrupt of every subset x input (one pass = one unit),
+    encode and write of the outputs (at most ``KEEP_OUTPUTS`` of them). Returns the stage records, the decoded
+    images and keys, and (``keep_vif``) the outputs of the first ``VIF_MAX_INPUTS`` inputs."""
+    from ..io.codec import dump_json, encode_image
+    from ..io.layout import shard_relpath
+    from ..io.shards import ShardWriter
+
+    timing = dict(runs=settings.repeats, min_seconds=settings.min_run_s)
+    images, keys = decode_inputs(plan, inputs)
+    stages = {"decode": time_work(lambda: len(decode_inputs(plan, inputs)[0]), **timing)}
+    subsets = [s for s in plan.subsets if s.corruption]
+    last: list[tuple[Any, list]] = []
+
+    def corrupt_all() -> int:
+        last[:] = [(s, _corrupt_subset(plan, s, images, keys, settings)) for s in subsets]
+        return sum(len(results) for _, results in last)
+
+    for subset in subsets:  # warm-up on one input: imports, transforms, caches, kernel stacks
+        _corrupt_subset(plan, subset, images[:1], keys[:1], settings)
+    stages["corrupt"] = time_work(corrupt_all, sync=_sync(settings.device), warmup=False, **timing)
+    per_subset = max(1, KEEP_OUTPUTS // max(1, len(subsets)))
+    outputs = [(s, key, i, image, params) for s, results in last for key, i, image, params in results[:per_subset]]
     kept: dict[int, list[np.ndarray]] = {}
+    if keep_vif:
+        for _, results in last:
+            for _, i, image, _ in results:
+                if i < VIF_MAX_INPUTS:
+                    kept.setdefault(i, []).append(image)
+    del last[:]
+    stages["encode"] = time_work(
+        lambda: len([encode_image(image, plan.image_format, plan.quality) for *_, image, _ in outputs]), **timing
+    )
+    encoded = [encode_image(image, plan.image_format, plan.quality) for *_, image, _ in outputs]
     out_dir = Path(tempfile.mkdtemp(prefix="stages-", dir=workdir))
-    for subset in plan.subsets:
-        if subset.corruption is None:
-            continue
-        results = _corrupt_subset(plan, subset, images, keys, settings, corrupt)
-        writer = ShardWriter(out_dir / shard_relpath(subset.name, 0, plan.split))
-        for key, i, image, params in results:
-            with encode:
-                data = encode_image(image, plan.image_format, plan.quality)
-            with write:
-                meta = {"benchmark": plan.benchmark, "key": key, "source_key": keys[i], "subset": subset.name,
-                        "corruption": subset.corruption, "severity": subset.severity, "params": params}  # fmt: skip
-                writer.add(key, {"json": dump_json(meta), plan.image_format: data})
-            if keep_vif and i < VIF_MAX_INPUTS:
-                kept.setdefault(i, []).append(image)
-        with write:
+
+    def write_all() -> int:
+        writers: dict[str, Any] = {}
+        for (subset, key, i, _, params), data in zip(outputs, encoded, strict=True):
+            if subset.name not in writers:
+                writers[subset.name] = ShardWriter(out_dir / shard_relpath(subset.name, 0, plan.split))
+            meta = {"benchmark": plan.benchmark, "key": key, "source_key": keys[i], "subset": subset.name,
+                    "corruption": subset.corruption, "severity": subset.severity, "params": params}  # fmt: skip
+            writers[subset.name].add(key, {"json": dump_json(meta), plan.image_format: data})
+        for writer in writers.values():
             writer.commit()
-        produced += len(results)
-    return {
-        "stages": {
-            "decode": (len(images), decode.seconds),
-            "corrupt": (produced, corrupt.seconds),
-            "encode": (produced, encode.seconds),
-            "write": (produced, write.seconds),
-        },
-        "images": images,
-        "keys": keys,
-        "kept": kept,
-    }
+        return len(outputs)
+
+    stages["write"] = time_work(write_all, **timing)
+    return {"stages": stages, "images": images, "keys": keys, "kept": kept}
 
 
 def end_to_end(family: str, inputs: Inputs, settings: Settings, out: Path) -> dict[str, Any]:
-    """A real :func:`corruptgen.build` of ``family`` on the inputs into ``out`` (removed first)."""
+    """Real :func:`corruptgen.build` runs of ``family`` on the inputs into ``out`` (removed before each), timed like
+    every stage (one build = one unit; in this process, so its CPU time is counted)."""
     import shutil
 
     from ..api import build
 
-    shutil.rmtree(out, ignore_errors=True)
-    t0 = time.perf_counter()
-    result = build(family, source=inputs.spec, out=out, device=settings.device,
-                              batch_size=settings.batch_size, quality=settings.quality,
-                              io_threads=settings.io_threads)  # fmt: skip
-    seconds = time.perf_counter() - t0
-    counts = result.manifest["counts"]
-    clean = sum(counts["per_subset"].get(s, 0) for s in ("clean",))
+    counts: dict[str, Any] = {}
+
+    def one_build() -> int:
+        shutil.rmtree(out, ignore_errors=True)
+        result = build(family, source=inputs.spec, out=out, device=settings.device, batch_size=settings.batch_size,
+                       quality=settings.quality, io_threads=settings.io_threads, progress=False)  # fmt: skip
+        counts.update(result.manifest["counts"], build_dir=str(result.out_dir))
+        return counts["samples"]
+
+    record = time_work(one_build, runs=settings.repeats, min_seconds=settings.min_run_s, warmup=False)
     samples = counts["samples"]
-    return {**measurement(samples, seconds), "samples": samples, "samples_per_s": samples / seconds,
-            "corrupted": samples - clean, "corrupted_per_s": (samples - clean) / seconds,
-            "inputs": counts["inputs"], "build_dir": str(result.out_dir)}  # fmt: skip
-
-
-def _budgeted(calls: list[Callable[[], Any]], budget_s: float) -> tuple[int, float, list[Any]]:
-    """Run ``calls`` in order until ``budget_s`` is spent (at least one): (calls made, seconds, results)."""
-    done, seconds, results = 0, 0.0, []
-    for call in calls:
-        t0 = time.perf_counter()
-        results.append(call())
-        seconds += time.perf_counter() - t0
-        done += 1
-        if seconds >= budget_s:
-            break
-    return done, seconds, results
+    corrupted = samples - counts["per_subset"].get("clean", 0)
+    return {**record, "samples": samples, "samples_per_s": record["images_per_s"], "corrupted": corrupted,
+            "corrupted_per_s": record["images_per_s"] * corrupted / samples, "inputs": counts["inputs"],
+            "build_dir": counts["build_dir"]}  # fmt: skip
 
 
 # ------------------------------------------------------------------------------------------------ families
