@@ -138,7 +138,6 @@ def _command(build: Build) -> tuple[str, bool]:
             candidates.append((args, kw))
     for args, kw in candidates:
         try:
-            
             p = make_plan(build.benchmark, source=spec, clean=clean, **common, **kw, **fields, **family)
         except Exception:
             continue
