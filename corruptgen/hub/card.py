@@ -1,9 +1,11 @@
 """Dataset cards for build directories: YAML metadata the Hub and `datasets` read, and a human-readable body.
 
-Layout and metadata follow spec hub_and_scale.md §1.2–1.6 and §5: one config per subset with ``data_files`` pointing
-at ``data/<subset>/<split>-*.tar``, declared ``dataset_info`` features per config (inferred from the samples, see
-:mod:`corruptgen.hub.features`), the licence of the source (the gated ImageNet terms pattern for ImageNet-derived
-data), and a body rendered from the family template in ``cards/<benchmark>.md``.
+Layout and metadata follow the Hub's dataset-card and manual-configuration documentation: one config per subset
+with ``data_files`` pointing at ``data/<subset>/<split>-*.tar``, declared ``dataset_info`` features per config
+(inferred from the samples, see :mod:`corruptgen.hub.features`; ``cls`` as a ``ClassLabel`` with the class names), the
+licence of the source (the gated ImageNet terms pattern for ImageNet-derived data), paper links (``arxiv:`` tags), and
+a body rendered from the family template in ``cards/<benchmark>.md``. ``corruptgen build`` writes the card at the end
+of every build (:func:`refresh_card`).
 
 This module holds the entry points (render, write, read back the marker); the parts live in
 :mod:`~corruptgen.hub.card_yaml` (licence, scan, YAML metadata), :mod:`~corruptgen.hub.card_body` (body sections) and

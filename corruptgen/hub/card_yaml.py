@@ -15,7 +15,7 @@ from ..errors import CorruptgenError
 from ..reader import Build
 from .features import SubsetSchema, scan_subset
 
-#: Sample-json ``params`` keys that hold the measured perceived change Δv (VCR, spec vcr.md: Δv = max(0, 1 − VIF)).
+#: Sample-json ``params`` keys that hold the measured perceived change Δv (Shen et al., VCR: Δv = max(0, 1 − VIF)).
 DELTA_V_KEYS = ("delta_v", "dv", "vd_score")
 
 SKIMAGE_DATA_URL = "https://scikit-image.org/docs/stable/api/skimage.data.html"

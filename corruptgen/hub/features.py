@@ -1,6 +1,6 @@
 """Declared ``datasets`` features for a build's subsets, inferred from the samples themselves.
 
-`datasets` infers a WebDataset schema from the first 5 samples of the first tar only (spec hub_and_scale.md §1.1), and
+`datasets` infers a WebDataset schema from the first 5 samples of the first tar only (its WebDataset builder), and
 the ``params`` of a corruption differ per subset and sometimes per sample, so the card declares the features of every
 config. Types follow the datasets YAML encoding (§1.3): jpg/png/webp → ``image``, cls → ``int64``, json → ``struct``.
 Within the json, values are unified over the scanned samples: int+float → float64, null+T → T, lists by element; a
