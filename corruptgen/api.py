@@ -8,26 +8,10 @@ from collections.abc import Sequence
 from .engine import BuildResult, render
 from .errors import CorruptgenError
 from .executors import RayOptions
-from .family import get_benchmark
 from .io.storage import join
-from .plan import Plan, SourceSpec
+from .planning import SHARD_MAX, SHARD_MIN, SHARD_TARGET, default_shard_size, make_plan
 
-
-def make_plan(
-    benchmark: str,
-    *,
-    source: str = "samples",
-    subsets: str | Sequence[str] | None = None,
-    clean: bool = True,
-    limit: int | None = None,
-    image_column: str | None = None,
-    label_column: str | None = None,
-    preprocess: str | None = None,
-    **options,
-) -> Plan:
-    """The plan ``build`` would execute; ``options`` are :class:`~corruptgen.plan.Plan` fields or the family's own."""
-    spec = SourceSpec(spec=source, image_column=image_column, label_column=label_column, limit=limit)
-    return get_benchmark(benchmark).plan(source=spec, subsets=subsets, clean=clean, preprocess=preprocess, **options)
+__all__ = ["SHARD_MAX", "SHARD_MIN", "SHARD_TARGET", "build", "default_shard_size", "make_plan"]
 
 
 def build(
@@ -42,7 +26,7 @@ def build(
     seed: int = 0,
     image_format: str = "jpg",
     quality: int = 85,
-    shard_size: int = 1000,
+    shard_size: int | None = None,
     split: str = "test",
     preprocess: str | None = None,
     image_column: str | None = None,
@@ -56,6 +40,7 @@ def build(
     io_threads: int | None = None,
     engine: str = "local",
     ray: RayOptions | None = None,
+    card: bool = True,
     **family_options,
 ) -> BuildResult:
     """Render ``benchmark`` from ``source`` into ``<out>/<benchmark>/`` and return what was done.
@@ -65,6 +50,10 @@ def build(
         >>> result = corruptgen.build("syn2nat", subsets="solarize,posterize", out="/tmp/cg")  # doctest: +SKIP
         >>> result.manifest["counts"]["samples"]  # doctest: +SKIP
 
+    ``shard_size`` defaults to :func:`default_shard_size` of the number of source images. With ``card=True`` (the
+    default) the dataset card (``README.md``: one ``datasets`` config per subset, class names, counts, sizes) is
+    written at the end of the build, so the directory loads with ``datasets.load_dataset``; a card already written
+    for this very manifest (e.g. by ``corruptgen card --license ...``) is kept.
     With ``strict=True`` any skipped input or failed sample raises :class:`CorruptgenError` after the build.
     ``family_options`` are the benchmark family's own choices (e.g. ``severities`` for ImageNet-C).
     ``workers``, ``device``, ``batch_size``, ``io_threads`` (decode/encode threads overlapping the corruptions; default
@@ -90,6 +79,10 @@ def build(
     )
     result = render(plan, join(out, benchmark), workers=workers, progress=progress, overwrite=overwrite,
                     device=device, batch_size=batch_size, io_threads=io_threads, engine=engine, ray=ray)  # fmt: skip
+    if card:
+        from .hub.card import refresh_card
+
+        refresh_card(result.out_dir, progress=progress)
     counts = result.manifest["counts"]
     if strict and (counts["skipped_inputs"] or counts["failed_samples"]):
         raise CorruptgenError(f"--strict: {result.summary()}")

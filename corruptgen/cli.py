@@ -31,7 +31,8 @@ def _add_build(sub) -> None:
     p.add_argument("--seed", type=int, default=0, help="global seed (default 0)")
     p.add_argument("--format", dest="image_format", choices=("jpg", "png", "webp"), default="jpg")
     p.add_argument("--quality", type=int, default=85, help="JPEG/WebP quality (default 85)")
-    p.add_argument("--shard-size", type=positive_int, default=1000, help="samples per shard (default 1000)")
+    p.add_argument("--shard-size", type=positive_int, default=None,
+                   help="source images per shard (default: inputs/8 in 16..1000, docs/building.md)")  # fmt: skip
     p.add_argument("--split", default="test", help="split name used in shard file names (default test)")
     p.add_argument("--preprocess", default=None, help="syn2nat | imagenet | resize224 | none (default: the family's)")
     p.add_argument("--image-column", default=None, help="hf: sources: the image column")
@@ -53,6 +54,8 @@ def _add_build(sub) -> None:
     p.add_argument("--strict", action="store_true", help="exit non-zero if any input is skipped")
     p.add_argument("--overwrite", action="store_true", help="replace a different build in the output directory")
     p.add_argument("--no-progress", dest="progress", action="store_false")
+    p.add_argument("--no-card", dest="card", action="store_false",
+                   help="do not write the dataset card (README.md, images/) at the end of the build")  # fmt: skip
     p.add_argument("--size", type=positive_int, default=None, help="output crop size (preprocessing scaled to it)")
 
 
@@ -85,6 +88,7 @@ def _cmd_build(args) -> int:
         shard_size=args.shard_size, split=args.split, preprocess=args.preprocess, image_column=args.image_column,
         label_column=args.label_column, max_pixels=args.max_pixels, overwrite=args.overwrite, progress=args.progress,
         device=args.device, batch_size=args.batch_size, io_threads=args.io_threads, size=args.size, engine=args.engine,
+        card=args.card,
         ray=RayOptions(address=args.address, num_cpus=args.task_cpus, num_gpus=args.task_gpus),
         **{k: getattr(args, k) for k in args.family_options if getattr(args, k) is not None},
     )  # fmt: skip

@@ -1,9 +1,11 @@
 """Dataset cards for build directories: YAML metadata the Hub and `datasets` read, and a human-readable body.
 
-Layout and metadata follow spec hub_and_scale.md §1.2–1.6 and §5: one config per subset with ``data_files`` pointing
-at ``data/<subset>/<split>-*.tar``, declared ``dataset_info`` features per config (inferred from the samples, see
-:mod:`corruptgen.hub.features`), the licence of the source (the gated ImageNet terms pattern for ImageNet-derived
-data), and a body rendered from the family template in ``cards/<benchmark>.md``.
+Layout and metadata follow the Hub's dataset-card and manual-configuration documentation: one config per subset
+with ``data_files`` pointing at ``data/<subset>/<split>-*.tar``, declared ``dataset_info`` features per config
+(inferred from the samples, see :mod:`corruptgen.hub.features`; ``cls`` as a ``ClassLabel`` with the class names), the
+licence of the source (the gated ImageNet terms pattern for ImageNet-derived data), paper links (``arxiv:`` tags), and
+a body rendered from the family template in ``cards/<benchmark>.md``. ``corruptgen build`` writes the card at the end
+of every build (:func:`refresh_card`).
 
 This module holds the entry points (render, write, read back the marker); the parts live in
 :mod:`~corruptgen.hub.card_yaml` (licence, scan, YAML metadata), :mod:`~corruptgen.hub.card_body` (body sections) and
@@ -12,12 +14,15 @@ This module holds the entry points (render, write, read back the marker); the pa
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..errors import CorruptgenError
+from ..io.storage import is_url, local_path, location
+from ..manifest import MANIFEST
 from ..reader import Build
 from .card_body import ASSET_DIR as ASSET_DIR
 from .card_body import (
@@ -31,7 +36,7 @@ from .card_body import (
     _source_text,
     _subsets_table,
 )
-from .card_template import _FALLBACK, fill_template, template_path
+from .card_template import _FALLBACK, arxiv_ids, fill_template, template_path
 from .card_template import _PLACEHOLDER as _PLACEHOLDER
 from .card_template import TEMPLATE_DIR as TEMPLATE_DIR
 from .card_yaml import DELTA_V_KEYS as DELTA_V_KEYS
@@ -84,12 +89,16 @@ def render_card(
     ``scan_limit`` caps the samples read per subset to infer the declared features (default: all of them, which is
     exact); ``license`` states the source licence (a Hub licence id such as ``cc-by-4.0``).
     """
-    build = Build.open(directory)
+    store = CardStore(directory)
+    build = Build.open(store.where)
     if not build.manifest.get("complete"):
-        raise CorruptgenError(f"{build.root}: the build is incomplete; re-run the same `corruptgen build` to finish it")
+        raise CorruptgenError(
+            f"{build.location}: the build is incomplete; re-run the same `corruptgen build` to finish it"
+        )
     scan = scan_build(build, limit=scan_limit, progress=progress)
     licence = licence_for(build.manifest, license=license, license_name=license_name, license_link=license_link)
-    metadata = build_metadata(build, scan, licence, pretty_name=pretty_name)
+    papers = arxiv_ids(build.benchmark)
+    metadata = build_metadata(build, scan, licence, pretty_name=pretty_name, arxiv=papers)
     assets: dict[str, bytes] = {}
     if images:
         grid = sample_grid(build)
@@ -104,6 +113,8 @@ def render_card(
         f"corruptgen from {counts.get('inputs', '?'):,} source images of "
         f"{_source_text(build.manifest.get('source') or {})} as WebDataset shards (`data/<subset>/*.tar`)."
     )
+    if papers:
+        summary += " Paper: " + ", ".join(f"[arXiv:{i}](https://arxiv.org/abs/{i})" for i in papers) + "."
     values = {
         "pretty_name": metadata.get("pretty_name", build.benchmark),
         "benchmark": build.benchmark,
@@ -119,7 +130,8 @@ def render_card(
     }
     path = template_path(build.benchmark)
     body = fill_template(path.read_text(encoding="utf-8") if path else _FALLBACK, values)
-    marker = f"<!-- {MARKER}: plan_id={build.manifest.get('plan_id')} manifest_sha256={build.manifest_sha256()} -->"
+    manifest_sha256 = hashlib.sha256(store.read(MANIFEST) or b"").hexdigest()
+    marker = f"<!-- {MARKER}: plan_id={build.manifest.get('plan_id')} manifest_sha256={manifest_sha256} -->"
     text = f"---\n{_yaml(metadata)}---\n\n{marker}\n\n{body.strip()}\n"
     return Card(text=text, metadata=metadata, assets=assets, configs=build.configs(), schemas=scan.schemas)
 
@@ -139,23 +151,61 @@ def write_card(directory: str | Path, **options: Any) -> Card:
     return card
 
 
-def save_card(directory: str | Path, card: Card) -> None:
-    """Write a rendered card into a build directory (figures it no longer has are removed)."""
-    root = Path(directory)
-    for rel in (GRID, DELTA_V):
-        if rel not in card.assets:
-            (root / rel).unlink(missing_ok=True)
-    for rel, data in card.assets.items():
-        path = root / rel
+def refresh_card(directory: str | Path, *, progress: bool = False) -> Card | None:
+    """Write the card of a finished build unless the README already is the card of this very manifest (a card
+    written with options, e.g. ``corruptgen card --license``, is kept); returns the card written, or None."""
+    store = CardStore(directory)
+    current = card_marker(directory)
+    if current is not None and current["manifest_sha256"] == hashlib.sha256(store.read(MANIFEST) or b"").hexdigest():
+        return None
+    return write_card(directory, progress=progress)
+
+
+class CardStore:
+    """Where a card is read and written: a local build directory or the fsspec URL of a remote one."""
+
+    def __init__(self, directory: str | Path) -> None:
+        self.local = local_path(directory) if is_url(str(directory)) else Path(directory)
+        self.remote = None if self.local is not None else location(str(directory))
+        self.where = str(self.local) if self.local is not None else self.remote.url
+
+    def read(self, rel: str) -> bytes | None:
+        if self.remote is not None:
+            return self.remote.read_bytes(rel)
+        path = self.local / rel
+        return path.read_bytes() if path.is_file() else None
+
+    def write(self, rel: str, data: bytes) -> None:
+        if self.remote is not None:
+            self.remote.put_bytes(rel, data)
+            return
+        path = self.local / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(data)
-    (root / README).write_text(card.text, encoding="utf-8")
+
+    def remove(self, rel: str) -> None:
+        if self.remote is not None:
+            if self.remote.exists(rel):
+                self.remote.fs.rm(self.remote.path(rel))
+        else:
+            (self.local / rel).unlink(missing_ok=True)
+
+
+def save_card(directory: str | Path, card: Card) -> None:
+    """Write a rendered card into a build directory (figures it no longer has are removed); the README goes last."""
+    store = CardStore(directory)
+    for rel in (GRID, DELTA_V):
+        if rel not in card.assets:
+            store.remove(rel)
+    for rel, data in card.assets.items():
+        store.write(rel, data)
+    store.write(README, card.text.encode("utf-8"))
 
 
 def card_marker(directory: str | Path) -> dict[str, str] | None:
     """The ``plan_id`` / ``manifest_sha256`` a corruptgen-written README records, or None."""
-    path = Path(directory) / README
-    if not path.is_file():
+    raw = CardStore(directory).read(README)
+    if raw is None:
         return None
-    match = re.search(rf"<!-- {MARKER}: plan_id=(\S+) manifest_sha256=(\S+) -->", path.read_text(encoding="utf-8"))
+    match = re.search(rf"<!-- {MARKER}: plan_id=(\S+) manifest_sha256=(\S+) -->", raw.decode("utf-8", "replace"))
     return {"plan_id": match.group(1), "manifest_sha256": match.group(2)} if match else None

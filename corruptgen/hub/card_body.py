@@ -9,6 +9,7 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
+from ..planning import default_shard_size, make_plan
 from ..reader import Build
 from .card_yaml import Licence, ScanResult, _walk_hashes
 from .features import SubsetSchema
@@ -106,8 +107,10 @@ def _command(build: Build) -> tuple[str, bool]:
         if common[key]:
             flags += [flag, str(common[key])]
     fields = {}
+    inputs = (build.manifest.get("counts") or {}).get("inputs")
+    shards = default_shard_size(inputs) if isinstance(inputs, int) else None  # what the build chooses without a flag
     for key, flag, default in (("seed", "--seed", 0), ("image_format", "--format", "jpg"), ("quality", "--quality", 85),
-                               ("shard_size", "--shard-size", 1000), ("split", "--split", "test"),
+                               ("shard_size", "--shard-size", shards), ("split", "--split", "test"),
                                ("max_pixels", "--max-pixels", 100_000_000)):  # fmt: skip
         if key in plan:
             fields[key] = plan[key]
@@ -135,8 +138,6 @@ def _command(build: Build) -> tuple[str, bool]:
             candidates.append((args, kw))
     for args, kw in candidates:
         try:
-            from ..api import make_plan
-
             p = make_plan(build.benchmark, source=spec, clean=clean, **common, **kw, **fields, **family)
         except Exception:
             continue

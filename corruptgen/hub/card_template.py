@@ -12,6 +12,7 @@ from ..errors import CorruptgenError
 TEMPLATE_DIR = Path(str(resources.files("corruptgen.cards")))
 
 _PLACEHOLDER = re.compile(r"\{\{\s*(\w+)\s*\}\}")
+_EPRINT = re.compile(r"eprint\s*=\s*\{\s*(\d{4}\.\d{4,5})\s*\}")
 
 
 def template_path(benchmark: str) -> Path | None:
@@ -21,6 +22,12 @@ def template_path(benchmark: str) -> Path | None:
         if p.is_file():
             return p
     return None
+
+
+def arxiv_ids(benchmark: str) -> list[str]:
+    """The arXiv ids (``eprint`` of the BibTeX) of the papers the family template cites, in order."""
+    path = template_path(benchmark)
+    return list(dict.fromkeys(_EPRINT.findall(path.read_text(encoding="utf-8")))) if path else []
 
 
 _FALLBACK = """# {{pretty_name}}

@@ -8,14 +8,14 @@ one config per subset with ``data_files`` pointing at ``data/<subset>/<split>-*.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import CorruptgenError
 from ..reader import Build
 from .features import SubsetSchema, scan_subset
 
-#: Sample-json ``params`` keys that hold the measured perceived change Δv (VCR, spec vcr.md: Δv = max(0, 1 − VIF)).
+#: Sample-json ``params`` keys that hold the measured perceived change Δv (Shen et al., VCR: Δv = max(0, 1 − VIF)).
 DELTA_V_KEYS = ("delta_v", "dv", "vd_score")
 
 SKIMAGE_DATA_URL = "https://scikit-image.org/docs/stable/api/skimage.data.html"
@@ -108,6 +108,7 @@ class ScanResult:
     schemas: dict[str, SubsetSchema]
     delta_v: dict[str, list[float]]
     hashes: dict[str, set[str]]
+    labels: dict[int, str | None] = field(default_factory=dict)  # class index -> name, as the samples record them
 
 
 def _walk_hashes(obj: Any, prefix: str, out: dict[str, set[str]], depth: int = 0) -> None:
@@ -127,11 +128,14 @@ def scan_build(build: Build, *, limit: int | None = None, progress: bool = False
     """Scan every config's shards: feature schema, Δv values (if any), checksums recorded in the samples."""
     from tqdm.auto import tqdm
 
-    schemas, delta_v, hashes = {}, {}, {}
+    schemas, delta_v, hashes, labels = {}, {}, {}, {}
     for name in tqdm(build.configs(), desc="scanning subsets", unit="subset", disable=not progress):
         values: list[float] = []
 
         def on_meta(meta: dict, values=values) -> None:
+            label = meta.get("label")
+            if isinstance(label, int) and not isinstance(label, bool) and label >= 0:
+                labels[label] = labels.get(label) or meta.get("label_name")
             params = meta.get("params")
             if isinstance(params, dict):
                 for key in DELTA_V_KEYS:
@@ -142,10 +146,44 @@ def scan_build(build: Build, *, limit: int | None = None, progress: bool = False
                 if len(hashes) < 16:
                     _walk_hashes(params, "params", hashes)
 
-        schemas[name] = scan_subset((build.root / r for r in build.shards(name)), limit=limit, on_meta=on_meta)
+        schemas[name] = scan_subset((build.shard_ref(r) for r in build.shards(name)), limit=limit, on_meta=on_meta)
         if values:
             delta_v[name] = values
-    return ScanResult(schemas, delta_v, hashes)
+    return ScanResult(schemas, delta_v, hashes, labels)
+
+
+def class_names(build: Build, scan: ScanResult) -> list[str] | None:
+    """Names of the class indices in ``.cls`` (for a ``ClassLabel``), or None for unlabelled builds.
+
+    ImageNet-derived sources and the bundled photos (ImageNet indices) get the 1000 ImageNet class names; any other
+    labelled source gets the names its samples record (``class_<i>`` for an index no scanned sample names).
+    """
+    from ..io.labels import imagenet_names, imagenet_wnids
+
+    source = build.manifest.get("source") or {}
+    if not scan.labels and not source.get("labelled"):
+        return None
+    imagenet = imagenet_names()
+    looks_imagenet = all(i < len(imagenet) and n in (None, imagenet[i]) for i, n in scan.labels.items())
+    if source_kind(source) in ("imagenet", "skimage") or (scan.labels and looks_imagenet):
+        return _unique(imagenet, imagenet_wnids())
+    count = max([int(source.get("num_classes") or 0), *(i + 1 for i in scan.labels)])
+    names = [scan.labels.get(i) or f"class_{i}" for i in range(count)]
+    return _unique(names, [str(i) for i in range(count)]) or None
+
+
+def _unique(names: list[str], ids: list[str]) -> list[str]:
+    """Names made unique for a ``ClassLabel``: a name shared by several classes gets its id appended (ImageNet has
+    two ``missile`` and two ``sunglasses`` classes: ``missile (n03773504)``, ``missile (n04008634)``)."""
+    seen: dict[str, int] = {}
+    for name in names:
+        seen[name] = seen.get(name, 0) + 1
+    return [f"{name} ({ident})" if seen[name] > 1 else name for name, ident in zip(names, ids, strict=True)]
+
+
+def source_datasets(manifest: dict[str, Any]) -> list[str]:
+    """The card's ``source_datasets``: ``extended|imagenet-1k`` for ImageNet-derived data, else ``extended``."""
+    return ["extended|imagenet-1k"] if source_kind(manifest.get("source") or {}) == "imagenet" else ["extended"]
 
 
 # ------------------------------------------------------------------------------------------------------- metadata
@@ -167,8 +205,11 @@ def _title(build: Build) -> str:
         return build.benchmark
 
 
-def build_metadata(build: Build, scan: ScanResult, licence: Licence, *, pretty_name: str | None = None) -> dict:
-    """The card's YAML metadata (a plain dict, in the order the Hub documents it)."""
+def build_metadata(
+    build: Build, scan: ScanResult, licence: Licence, *, pretty_name: str | None = None, arxiv: list[str] = ()
+) -> dict:
+    """The card's YAML metadata (a plain dict, in the order the Hub documents it); ``arxiv`` ids become
+    ``arxiv:<id>`` tags, which the Hub links to the paper pages."""
     from datasets import DatasetInfo, SplitDict, SplitInfo
     from datasets.info import DatasetInfosDict
     from datasets.utils.metadata import MetadataConfigs
@@ -176,18 +217,22 @@ def build_metadata(build: Build, scan: ScanResult, licence: Licence, *, pretty_n
 
     configs = build.configs()
     if not configs:
-        raise CorruptgenError(f"{build.root}: the build has no samples; nothing to describe")
+        raise CorruptgenError(f"{build.location}: the build has no samples; nothing to describe")
     split = build.split
     default = build.default_config()
     total = sum(build.samples(n) for n in configs)
     tags = ["webdataset", "corruptgen", "robustness", "image-corruptions", build.benchmark]
+    tags += [f"arxiv:{i}" for i in arxiv]
     card_data = DatasetCardData(
         pretty_name=pretty_name or f"{_title(build)} (corruptgen render)",
         task_categories=["image-classification"],
+        task_ids=["multi-class-image-classification"],
         size_categories=[size_category(total)],
+        source_datasets=source_datasets(build.manifest),
         tags=list(dict.fromkeys(tags)),
         **licence.yaml,
     )
+    names = class_names(build, scan)
     meta_configs = {}
     infos = {}
     for name in configs:
@@ -196,9 +241,31 @@ def build_metadata(build: Build, scan: ScanResult, licence: Licence, *, pretty_n
             entry["default"] = True
         meta_configs[name] = entry
         splits = SplitDict()
-        splits.add(SplitInfo(name=split, num_examples=build.samples(name)))
-        infos[name] = DatasetInfo(features=scan.schemas[name].features(), splits=splits,
-                                  download_size=build.nbytes(name))  # fmt: skip
+        nbytes = build.nbytes(name)  # the shards' bytes: the encoded images are stored as they are
+        splits.add(SplitInfo(name=split, num_bytes=nbytes, num_examples=build.samples(name)))
+        infos[name] = DatasetInfo(features=scan.schemas[name].features(class_names=names), splits=splits,
+                                  download_size=nbytes, dataset_size=nbytes)  # fmt: skip
     MetadataConfigs(meta_configs).to_dataset_card_data(card_data)
     DatasetInfosDict(infos).to_dataset_card_data(card_data)
-    return card_data.to_dict()
+    return _share_class_names(card_data.to_dict())
+
+
+def _share_class_names(metadata: dict) -> dict:
+    """Make every config's ``class_label`` names one object, so the YAML states the (up to 1000) names once and
+    refers to them with an alias in the other configs (a card of 75 configs stays small and parses fast)."""
+    shared: dict[str, dict] = {}
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            label = node.get("class_label")
+            if isinstance(label, dict) and isinstance(label.get("names"), dict):
+                key = repr(sorted(label["names"].items()))
+                label["names"] = shared.setdefault(key, label["names"])
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(metadata.get("dataset_info"))
+    return metadata

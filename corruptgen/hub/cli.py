@@ -37,7 +37,7 @@ def add_commands(sub) -> dict:
     p.add_argument("repo_id", help="user/name or org/name (created if needed)")
     p.add_argument("--private", action="store_true", default=None, help="create the repository private")
     p.add_argument("--revision", default="main", help="branch to commit to (created if missing; default main)")
-    p.add_argument("--dry-run", action="store_true", help="list the files and print the card; send nothing")
+    p.add_argument("--dry-run", action="store_true", help="list the files and their sizes; write and send nothing")
     p.add_argument("--keep-card", action="store_true", help="upload the existing README.md instead of rewriting it")
     p.add_argument("--verify", action="store_true", help="re-hash every shard against the manifest first")
     p.add_argument("--no-gate", dest="gate", action="store_false",
@@ -59,6 +59,7 @@ def _cmd_card(args) -> int:
 
 
 def _cmd_push(args) -> int:
+    from .card_body import human_bytes
     from .push import push
 
     result = push(args.directory, args.repo_id, private=args.private, revision=args.revision, dry_run=args.dry_run,
@@ -66,11 +67,9 @@ def _cmd_push(args) -> int:
     plan = result.plan
     if args.dry_run:
         print(plan.describe())
-        if plan.card is not None:
-            print(f"\n----- {plan.root / 'README.md'} (would be written) -----")
-            sys.stdout.write(plan.card.text)
         return 0
     for note in result.notes:
         print(f"corruptgen: note: {note}", file=sys.stderr)
-    print(f"uploaded {len(plan.files)} files to {plan.url}" + (f" ({result.commit_url})" if result.commit_url else ""))
+    print(f"uploaded {len(plan.files)} files ({human_bytes(plan.nbytes)}) to {plan.url} with {result.method}"
+          + (f" ({result.commit_url})" if result.commit_url else ""))  # fmt: skip
     return 0

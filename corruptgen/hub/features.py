@@ -1,6 +1,6 @@
 """Declared ``datasets`` features for a build's subsets, inferred from the samples themselves.
 
-`datasets` infers a WebDataset schema from the first 5 samples of the first tar only (spec hub_and_scale.md §1.1), and
+`datasets` infers a WebDataset schema from the first 5 samples of the first tar only (its WebDataset builder), and
 the ``params`` of a corruption differ per subset and sometimes per sample, so the card declares the features of every
 config. Types follow the datasets YAML encoding (§1.3): jpg/png/webp → ``image``, cls → ``int64``, json → ``struct``.
 Within the json, values are unified over the scanned samples: int+float → float64, null+T → T, lists by element; a
@@ -146,14 +146,17 @@ class SubsetSchema:
         if meta is not None:
             self.json_type = unify(self.json_type, type_of(meta))
 
-    def features(self) -> Any:
-        """``datasets.Features`` in the column order `datasets` itself produces (fields, then __key__, __url__)."""
-        from datasets import Features, Image, Value
+    def features(self, class_names: list[str] | None = None) -> Any:
+        """``datasets.Features`` in the column order `datasets` itself produces (fields, then __key__, __url__);
+        with ``class_names`` the ``cls`` field is a ``ClassLabel`` (its -1, "unknown", stays allowed)."""
+        from datasets import ClassLabel, Features, Image, Value
 
         out: dict[str, Any] = {}
         for name, kind in self.fields.items():
             if kind == "image":
                 out[name] = Image()
+            elif kind == "int" and name == "cls" and class_names:
+                out[name] = ClassLabel(names=list(class_names))
             elif kind == "int":
                 out[name] = Value("int64")
             elif kind == "text":

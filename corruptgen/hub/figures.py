@@ -1,4 +1,9 @@
-"""Card figures: a sample grid (one tile per corruption) and, for VCR, per-subset Δv histograms (PNG, via PIL)."""
+"""Card figures drawn with matplotlib: a sample grid (one tile per corruption) and, for VCR, per-subset Δv histograms.
+
+Text is set in DejaVu Sans (shipped with matplotlib, it has Δ and the other glyphs used); figures are drawn on a
+private :class:`~matplotlib.figure.Figure` (no pyplot state, any backend) and saved as PNG without a timestamp or
+version in the metadata, so the same build gives the same bytes.
+"""
 
 from __future__ import annotations
 
@@ -12,15 +17,8 @@ from .features import field_kind
 
 DELTA_V_BINS = 40  # VCR Algorithm 1 / §4.1: M = 40 equal bins; coverage = share of bins holding >= 20 images
 DELTA_V_MIN_PER_BIN = 20
-
-
-def _font(size: int):
-    from PIL import ImageFont
-
-    try:
-        return ImageFont.load_default(size=size)
-    except TypeError:  # Pillow without FreeType sizing
-        return ImageFont.load_default()
+FONT = {"font.family": "DejaVu Sans", "font.size": 9, "axes.titlesize": 9, "axes.labelsize": 9}
+_DPI = 100
 
 
 def _decode_tile(fields: dict[str, bytes | None], tile: int):
@@ -47,21 +45,28 @@ def _grid_subsets(build: Build, limit: int = 40) -> list[str]:
     return chosen[:limit]
 
 
-def sample_grid(build: Build, *, tile: int = 128, columns: int = 8) -> bytes | None:
-    """A PNG grid: the same source image in every (chosen) subset, labelled with the subset name."""
-    from PIL import Image, ImageDraw
+def _png(fig) -> bytes:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=_DPI, metadata={"Software": None})
+    return buf.getvalue()
+
+
+def sample_grid(build: Build, *, tile: int = 160, columns: int = 6) -> bytes | None:
+    """A PNG grid: the same source image in every (chosen) subset, each tile titled with its subset name."""
+    import matplotlib
+    from matplotlib.figure import Figure
 
     names = _grid_subsets(build)
     if not names:
         return None
-    first = build.root / build.shards(names[0])[0]
+    first = build.shard_ref(build.shards(names[0])[0])
     target = next(
         (json.loads(f["json"]).get("source_key") for _, f in iter_samples(first, lambda x: x == "json")), None
     )
     tiles = []
     for name in names:
         picked = None
-        for _key, fields in iter_samples(build.root / build.shards(name)[0], lambda f: True):
+        for _key, fields in iter_samples(build.shard_ref(build.shards(name)[0]), lambda f: True):
             meta = json.loads(fields["json"]) if fields.get("json") else {}
             if picked is None or meta.get("source_key") == target:
                 picked = fields
@@ -72,21 +77,17 @@ def sample_grid(build: Build, *, tile: int = 128, columns: int = 8) -> bytes | N
             tiles.append((name, img))
     if not tiles:
         return None
-    label_h = 16
     cols = min(columns, len(tiles))
     rows = -(-len(tiles) // cols)
-    canvas = Image.new("RGB", (cols * (tile + 4) + 4, rows * (tile + label_h + 4) + 4), "white")
-    draw = ImageDraw.Draw(canvas)
-    font = _font(11)
-    for i, (name, img) in enumerate(tiles):
-        x = 4 + (i % cols) * (tile + 4)
-        y = 4 + (i // cols) * (tile + label_h + 4)
-        canvas.paste(img, (x + (tile - img.width) // 2, y + (tile - img.height) // 2))
-        text = name if len(name) <= 22 else name[:21] + "…"
-        draw.text((x + 2, y + tile + 2), text, fill="black", font=font)
-    buf = io.BytesIO()
-    canvas.quantize(colors=256, method=Image.Quantize.FASTOCTREE).save(buf, format="PNG")  # palette: ~4x smaller
-    return buf.getvalue()
+    with matplotlib.rc_context(FONT):
+        fig = Figure(figsize=(cols * (tile + 20) / _DPI, rows * (tile + 30) / _DPI), layout="constrained")
+        axes = fig.subplots(rows, cols, squeeze=False)
+        for ax in axes.flat:
+            ax.set_axis_off()
+        for ax, (name, img) in zip(axes.flat, tiles, strict=False):
+            ax.imshow(img)
+            ax.set_title(name if len(name) <= 24 else name[:23] + "…")
+        return _png(fig)
 
 
 def delta_v_coverage(values: Sequence[float]) -> float:
@@ -99,33 +100,27 @@ def delta_v_coverage(values: Sequence[float]) -> float:
 
 
 def delta_v_histogram(delta_v: dict[str, list[float]], *, columns: int = 4) -> bytes:
-    """A PNG with one Δv histogram (40 bins on [0, 1]) per subset."""
+    """A PNG with one Δv histogram (40 bins on [0, 1], the count axis, the 20-images-per-bin line) per subset."""
+    import matplotlib
     import numpy as np
-    from PIL import Image, ImageDraw
+    from matplotlib.figure import Figure
 
-    pw, ph, pad = 240, 150, 28
     names = list(delta_v)
     cols = min(columns, len(names))
     rows = -(-len(names) // cols)
-    canvas = Image.new("RGB", (cols * (pw + pad) + pad, rows * (ph + 2 * pad) + pad), "white")
-    draw = ImageDraw.Draw(canvas)
-    font = _font(11)
-    for i, name in enumerate(names):
-        counts, _ = np.histogram(np.clip(delta_v[name], 0.0, 1.0), bins=DELTA_V_BINS, range=(0.0, 1.0))
-        x0 = pad + (i % cols) * (pw + pad)
-        y0 = pad + (i // cols) * (ph + 2 * pad)
-        draw.text((x0, y0 - 18), f"{name} (n={len(delta_v[name])})", fill="black", font=font)
-        draw.rectangle((x0, y0, x0 + pw, y0 + ph), outline="black")
-        top = max(int(counts.max()), 1)
-        bw = pw / DELTA_V_BINS
-        for b, c in enumerate(counts):
-            if c:
-                h = c / top * (ph - 4)
-                draw.rectangle((x0 + b * bw + 1, y0 + ph - h, x0 + (b + 1) * bw - 1, y0 + ph), fill=(70, 110, 180))
-        draw.text((x0, y0 + ph + 3), "0", fill="black", font=font)
-        draw.text((x0 + pw - 6, y0 + ph + 3), "1", fill="black", font=font)
-        draw.text((x0 + pw // 2 - 8, y0 + ph + 3), "Δv", fill="black", font=font)
-        draw.text((x0 + 3, y0 + 2), str(top), fill="gray", font=font)
-    buf = io.BytesIO()
-    canvas.save(buf, format="PNG", optimize=True)
-    return buf.getvalue()
+    with matplotlib.rc_context(FONT):
+        fig = Figure(figsize=(3.2 * cols, 2.4 * rows), layout="constrained")
+        axes = fig.subplots(rows, cols, squeeze=False, sharex=True)
+        for ax in axes.flat[len(names) :]:
+            ax.set_axis_off()
+        for ax, name in zip(axes.flat, names, strict=False):
+            values = np.clip(np.asarray(delta_v[name], dtype=float), 0.0, 1.0)
+            ax.hist(values, bins=DELTA_V_BINS, range=(0.0, 1.0), color="#4a6eb4")
+            ax.axhline(DELTA_V_MIN_PER_BIN, color="#c0392b", linestyle="--", linewidth=0.8,
+                       label=f"{DELTA_V_MIN_PER_BIN} images per bin")  # fmt: skip
+            ax.set_xlim(0.0, 1.0)
+            ax.set_title(f"{name} (n = {len(values):,})")
+            ax.set_xlabel("Δv = max(0, 1 − VIF)")
+            ax.set_ylabel("images per bin")
+        axes.flat[0].legend(loc="upper right", frameon=False)
+        return _png(fig)

@@ -1,10 +1,12 @@
 """Publish a build directory as a Hub dataset repository with ``huggingface_hub``.
 
-One ``upload_folder`` call uploads the card, ``manifest.json``, the card figures and every shard of the manifest. On
-huggingface_hub ≥ 1.22 with ``hf_xet`` (spec hub_and_scale.md §1.5) large folders are committed in several batches
-(" (part N)" commit suffixes) and an interrupted upload resumes when the same command is run again: committed files are
-skipped and uploaded chunks are deduplicated. The token comes from ``HF_TOKEN`` or ``hf auth login``; it is passed
-to the client only and never printed, logged or written.
+The card, ``manifest.json``, the card figures and every shard of the manifest are uploaded with ``upload_folder``. On
+huggingface_hub >= 1.22 with ``hf_xet`` (its upload guide) that call commits large folders in several batches
+(" (part N)" commit suffixes) and an interrupted upload resumes when the same command is run again (committed files are
+skipped, uploaded chunks deduplicated). Where ``upload_folder`` would make one commit that cannot resume (an older
+huggingface_hub, or no ``hf_xet``), a *large* build — more than ``LARGE_BYTES`` (1 GiB) or ``LARGE_FILES`` (1000
+files) — goes through ``upload_large_folder``, the resumable large-folder upload of those releases. The token comes
+from ``HF_TOKEN`` or ``hf auth login``; it is passed to the client only and never printed, logged or written.
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ REPO_TYPE = "dataset"
 ALLOW_PATTERNS = [README, MANIFEST, f"{ASSET_DIR}/*.png", "data/*/*.tar"]
 HIDDEN_PATTERNS = [".*", "*/.*"]  # partial shards (.name.tar.partial), .cache/, .git/ ...
 _REPO_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*$")
+LARGE_BYTES = 1 << 30  # a build above 1 GiB or 1000 files is "large": it needs an upload that can resume
+LARGE_FILES = 1000
 _NETWORK_ERRORS = ("TransportError", "RequestError", "ConnectError", "ConnectionError", "TimeoutException",
                    "Timeout", "NetworkError", "ProxyError")  # fmt: skip
 
@@ -50,12 +54,24 @@ class PushPlan:
     def url(self) -> str:
         return f"https://huggingface.co/datasets/{self.repo_id}"
 
-    def describe(self) -> str:
-        """Human-readable listing (what ``--dry-run`` prints before the card)."""
+    @property
+    def large(self) -> bool:
+        """More than ``LARGE_BYTES`` or ``LARGE_FILES``: an upload that cannot resume is not good enough."""
+        return self.nbytes > LARGE_BYTES or len(self.files) > LARGE_FILES
+
+    def describe(self, method: str | None = None) -> str:
+        """What ``--dry-run`` prints: the files with their sizes, the upload call, the card in one line."""
+        method = method or upload_method(self)
         lines = [f"would upload {len(self.files)} files ({human_bytes(self.nbytes)}) to {self.url} (revision "
-                 f"{self.revision}) in one upload_folder call:", f"  commit: {self.commit_message}"]  # fmt: skip
+                 f"{self.revision}) with {method}:", f"  commit: {self.commit_message}"]  # fmt: skip
         sizes = {rel: _size(self.root, rel, self.card) for rel in self.files}
         lines += [f"  {rel}  ({human_bytes(sizes[rel])})" for rel in self.files]
+        if self.card is not None:
+            meta = self.card.metadata
+            lines.append(f"  README.md would be (re)written: {len(self.card.configs)} configs "
+                         f"({', '.join(self.card.configs[:6])}{', ...' if len(self.card.configs) > 6 else ''}), "
+                         f"licence {meta.get('license_name') or meta.get('license')}; "
+                         f"`corruptgen card {self.root} --print` shows it")  # fmt: skip
         if self.gated:
             lines.append("  access gated on the ImageNet terms (repository setting gated=auto)")
         return "\n".join(lines)
@@ -66,6 +82,7 @@ class PushResult:
     plan: PushPlan
     commit_url: str | None = None
     notes: list[str] = field(default_factory=list)
+    method: str | None = None  # the huggingface_hub call that uploaded the folder
 
 
 def _size(root: Path, rel: str, card: Card | None) -> int:
@@ -162,6 +179,24 @@ def _version_tuple(version: str) -> tuple[int, ...]:
     return tuple(int(p) for p in re.findall(r"\d+", version)[:3])
 
 
+def folder_upload_resumes() -> bool:
+    """Whether ``upload_folder`` commits in batches and resumes (huggingface_hub >= 1.22 with ``hf_xet``)."""
+    import importlib.util
+
+    import huggingface_hub
+
+    return _version_tuple(huggingface_hub.__version__) >= (1, 22) and importlib.util.find_spec("hf_xet") is not None
+
+
+def upload_method(plan: PushPlan, api: Any = None) -> str:
+    """``upload_large_folder`` for a large build where ``upload_folder`` cannot resume and the client still has the
+    large-folder upload; ``upload_folder`` otherwise."""
+    from huggingface_hub import HfApi
+
+    has_large = hasattr(api if api is not None else HfApi, "upload_large_folder")
+    return "upload_large_folder" if plan.large and has_large and not folder_upload_resumes() else "upload_folder"
+
+
 def _get_token() -> str | None:
     import huggingface_hub
 
@@ -256,12 +291,12 @@ def push(
     if plan.card is not None:  # write the card that was planned (same bytes) before uploading the folder
         save_card(plan.root, plan.card)
     result = PushResult(plan)
-    import huggingface_hub
-
-    if _version_tuple(huggingface_hub.__version__) < (1, 22):
+    if plan.large and not folder_upload_resumes():
         result.notes.append(
-            f"huggingface_hub {huggingface_hub.__version__} uploads the folder in one commit that cannot resume; "
-            "huggingface_hub >= 1.22 (with hf_xet) commits in batches and resumes"
+            f"{len(plan.files)} files ({human_bytes(plan.nbytes)}): without huggingface_hub >= 1.22 and hf_xet "
+            "upload_folder makes one commit that cannot resume; `pip install -U huggingface_hub hf_xet` to resume an "
+            "interrupted upload by re-running the command"
+            + (" (using upload_large_folder, which resumes)" if upload_method(plan, api) != "upload_folder" else "")
         )
     with hub_errors(repo_id, token):
         if api is None:
@@ -278,15 +313,28 @@ def push(
                 why = explain_hub_error(exc, repo_id) or f"{type(exc).__name__}: {exc}"
                 result.notes.append(_scrub(f"could not turn on access gating ({why}); enable it in the repository "
                                            "settings", token))  # fmt: skip
-        info = api.upload_folder(
-            repo_id=repo_id,
-            folder_path=str(plan.root),
-            repo_type=REPO_TYPE,
-            revision=revision,
-            allow_patterns=plan.allow_patterns,
-            ignore_patterns=list(plan.ignore_patterns),
-            commit_message=plan.commit_message,
-            commit_description=plan.commit_description,
-        )
+        method = upload_method(plan, api)
+        if method == "upload_large_folder":  # no commit message or create_pr there; it resumes from .cache/
+            info = api.upload_large_folder(
+                repo_id=repo_id,
+                folder_path=str(plan.root),
+                repo_type=REPO_TYPE,
+                revision=revision,
+                private=private,
+                allow_patterns=plan.allow_patterns,
+                ignore_patterns=list(plan.ignore_patterns),
+            )
+        else:
+            info = api.upload_folder(
+                repo_id=repo_id,
+                folder_path=str(plan.root),
+                repo_type=REPO_TYPE,
+                revision=revision,
+                allow_patterns=plan.allow_patterns,
+                ignore_patterns=list(plan.ignore_patterns),
+                commit_message=plan.commit_message,
+                commit_description=plan.commit_description,
+            )
+    result.method = method
     result.commit_url = getattr(info, "commit_url", None) or (str(info) if info is not None else None)
     return result

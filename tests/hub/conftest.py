@@ -56,8 +56,8 @@ def hf_cache(hub_root) -> str:
 
 @pytest.fixture(scope="session")
 def syn2nat_pristine(hub_root) -> Path:
-    """The default Syn2Nat build (19 subsets x 10 photographs), without a card."""
-    return corruptgen.build("syn2nat", out=hub_root / "pristine").out_dir
+    """The default Syn2Nat build (19 subsets x 10 photographs), without a card (``card=False``)."""
+    return corruptgen.build("syn2nat", out=hub_root / "pristine", card=False).out_dir
 
 
 @pytest.fixture(scope="session")
@@ -86,9 +86,7 @@ def sharded_build(hub_root) -> Path:
 
 
 def family_build(benchmark: str, root: Path) -> Path:
-    """A 2-image build of ``benchmark`` with its card (skips when the family's builder cannot build yet)."""
-    from corruptgen.hub import write_card
-
+    """A 2-image build of ``benchmark``, with the card the build itself writes (no separate card step)."""
     out = root / "families"
     if benchmark == "syn2nat":
         return None  # covered by syn2nat_carded
@@ -97,13 +95,12 @@ def family_build(benchmark: str, root: Path) -> Path:
         result = corruptgen.build(benchmark, out=out, limit=2, **options)
     except CorruptgenError:
         result = corruptgen.build(benchmark, out=out, limit=2, overwrite=True)
-    write_card(result.out_dir)
     return result.out_dir
 
 
 @pytest.fixture(scope="session")
 def family_dirs(hub_root, syn2nat_carded) -> dict[str, Path]:
-    """Carded build directories of every registered benchmark (Syn2Nat: the full default build)."""
+    """Build directories of every registered benchmark with their cards (Syn2Nat: the full default build)."""
     dirs = {"syn2nat": syn2nat_carded}
     for name in corruptgen.list_benchmarks():
         if name != "syn2nat":

@@ -35,6 +35,8 @@ def test_card_metadata_is_valid_hub_metadata(syn2nat_carded):
     card = DatasetCard.load(root / "README.md")
     assert card.data.to_dict() == meta and card.text.lstrip().startswith("<!-- corruptgen-card")
     assert meta["license"] == "bsd-3-clause" and meta["task_categories"] == ["image-classification"]
+    assert meta["task_ids"] == ["multi-class-image-classification"] and meta["source_datasets"] == ["extended"]
+    assert "arxiv:2107.12052" in meta["tags"] and "(https://arxiv.org/abs/2107.12052)" in card.text
     assert meta["size_categories"] == ["n<1K"] and set(meta["size_categories"]) <= _HUB_SIZE_CATEGORIES
     assert "webdataset" in meta["tags"] and meta["pretty_name"].startswith("ImageNet-Syn2Nat")
     _, infos, configs = _declared(root)
@@ -45,9 +47,12 @@ def test_card_metadata_is_valid_hub_metadata(syn2nat_carded):
         assert cfg["data_files"] == [{"split": "test", "path": f"data/{name}/test-*.tar"}]
         info = infos[name]
         assert info.splits["test"].num_examples == manifest["subsets"][name]["samples"] == 10
-        assert info.download_size == sum(manifest["shards"][r]["bytes"] for r in manifest["subsets"][name]["shards"])
+        nbytes = sum(manifest["shards"][r]["bytes"] for r in manifest["subsets"][name]["shards"])
+        assert info.download_size == info.dataset_size == info.splits["test"].num_bytes == nbytes > 0
         feats = info.features
-        assert isinstance(feats["jpg"], datasets.Image) and feats["cls"] == datasets.Value("int64")
+        assert isinstance(feats["jpg"], datasets.Image) and isinstance(feats["cls"], datasets.ClassLabel)
+        assert feats["cls"].num_classes == 1000 and feats["cls"].int2str(281) == "tabby cat"
+        assert feats["cls"].int2str(657) == "missile (n03773504)"  # ImageNet's two 'missile' classes told apart
         assert feats["json"]["seed"] == datasets.Value("int64") and feats["json"]["label"] == datasets.Value("int64")
         assert feats["json"]["severity"] == datasets.Value("int64")  # null everywhere: its known type
     # per-config params: declared from the samples of that subset
@@ -73,6 +78,8 @@ def test_card_metadata_is_valid_hub_metadata(syn2nat_carded):
     ):
         assert needle in body, needle
     assert manifest["plan_id"] in body and "corruptgen build syn2nat --source samples\n" in body
+    readme = (root / "README.md").read_text()  # the 1000 names are written once, the other configs alias them
+    assert readme.count("'281': tabby cat") == 1 and readme.count("names: *id001") == len(configs) - 1
 
 
 @pytest.mark.parametrize("benchmark", BENCHMARKS)
@@ -143,6 +150,7 @@ def test_card_cli_licence_option_and_frost_note(syn2nat_copy, capsys):
         build = corruptgen.build("imagenet-c", out=syn2nat_copy.parent / "inc", limit=1, subsets="frost_s1")
         text = card_mod.render_card(build.out_dir, images=False).text
         assert "unknown licence" in text and "Hendrycks" in text and "1903.12261" in text
+        assert text.count("frost texture") == 1 and "(see above when" not in text  # the licence note once
 
 
 def test_card_refuses_incomplete_build(syn2nat_copy):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import re
 from pathlib import Path
 
 import huggingface_hub
@@ -83,19 +84,64 @@ class Recorder:
 
 
 def test_dry_run_lists_exactly_the_files_and_writes_nothing(syn2nat_copy, capsys, no_token):
+    from corruptgen.hub.card_body import human_bytes
+
     (syn2nat_copy / "notes.txt").write_text("not part of the build")
     (syn2nat_copy / "data/solarize/.test-00001.tar.partial").write_bytes(b"x")
     before = sorted(p.relative_to(syn2nat_copy).as_posix() for p in syn2nat_copy.rglob("*"))
     assert main(["push", str(syn2nat_copy), REPO, "--dry-run"]) == 0
     out = capsys.readouterr().out
-    listed = [line.split("  (")[0].strip() for line in out.split("\n-----")[0].splitlines()[2:] if "  (" in line]
-    assert listed == expected_files(syn2nat_copy)
+    listed = dict(re.findall(r"(?m)^  (\S+)  \((.+)\)$", out))
+    assert sorted(listed) == expected_files(syn2nat_copy)
+    shard = "data/solarize/test-00000.tar"
+    assert listed[shard] == human_bytes((syn2nat_copy / shard).stat().st_size)  # sizes, not just names
+    assert "with upload_folder:" in out and "README.md would be (re)written: 19 configs (clean, " in out
+    assert "configs:" not in out and "license: bsd-3-clause" not in out and "## Subsets" not in out  # not the card
     assert "notes.txt" not in out and ".partial" not in out and TOKEN not in out
-    assert "license: bsd-3-clause" in out and "configs:" in out and f'corruptgen.load("{REPO}"' in out
     assert sorted(p.relative_to(syn2nat_copy).as_posix() for p in syn2nat_copy.rglob("*")) == before
     plan = push_mod.plan_push(syn2nat_copy, REPO)
-    assert plan.files == expected_files(syn2nat_copy) and plan.card is not None
+    assert plan.files == expected_files(syn2nat_copy) and plan.card is not None and not plan.large
     assert "notes[.]txt" not in plan.ignore_patterns and "notes.txt" in plan.ignore_patterns
+
+
+def _large(monkeypatch, *, resumes: bool, has_large_folder: bool) -> list[dict]:
+    """Make the 21-file test build "large" and choose what the installed client can do; returns recorded calls."""
+    calls: list[dict] = []
+    monkeypatch.setattr(push_mod, "LARGE_FILES", 5)
+    monkeypatch.setattr(push_mod, "folder_upload_resumes", lambda: resumes)
+    if has_large_folder:
+        monkeypatch.setattr(HfApi, "upload_large_folder", lambda api, **kw: calls.append(kw), raising=False)
+    else:
+        monkeypatch.delattr(HfApi, "upload_large_folder", raising=False)
+    return calls
+
+
+def test_a_large_build_uses_the_resumable_large_folder_upload(syn2nat_copy, fake_token, monkeypatch, capsys):
+    calls = _large(monkeypatch, resumes=False, has_large_folder=True)
+    rec = Recorder(monkeypatch)
+    assert main(["push", str(syn2nat_copy), REPO, "--dry-run"]) == 0
+    assert "with upload_large_folder:" in capsys.readouterr().out and not calls
+    assert main(["push", str(syn2nat_copy), REPO, "--revision", "v1"]) == 0
+    (kw,) = calls
+    assert kw["repo_id"] == REPO and kw["repo_type"] == "dataset" and kw["revision"] == "v1"
+    assert Path(kw["folder_path"]) == syn2nat_copy and kw["allow_patterns"] == push_mod.ALLOW_PATTERNS
+    assert ".*" in kw["ignore_patterns"] and rec.named("upload_folder") == []
+    out, err = capsys.readouterr()
+    assert "with upload_large_folder" in out and "using upload_large_folder, which resumes" in err
+
+
+def test_a_large_build_uses_upload_folder_where_it_resumes(syn2nat_copy, fake_token, monkeypatch, capsys):
+    calls = _large(monkeypatch, resumes=True, has_large_folder=True)
+    rec = Recorder(monkeypatch)
+    assert main(["push", str(syn2nat_copy), REPO]) == 0
+    assert not calls and len(rec.named("upload_folder")) == 1 and "note" not in capsys.readouterr().err
+
+
+def test_a_large_build_without_a_resumable_upload_says_how_to_get_one(syn2nat_copy, fake_token, monkeypatch, capsys):
+    _large(monkeypatch, resumes=False, has_large_folder=False)  # e.g. huggingface_hub >= 1.22 without hf_xet
+    rec = Recorder(monkeypatch)
+    assert main(["push", str(syn2nat_copy), REPO]) == 0
+    assert len(rec.named("upload_folder")) == 1 and "pip install -U huggingface_hub hf_xet" in capsys.readouterr().err
 
 
 def test_push_calls_the_hub_client_and_never_leaks_the_token(syn2nat_copy, capsys, fake_token, monkeypatch):
