@@ -27,7 +27,10 @@ def make_plan(
 ) -> Plan:
     """The plan ``build`` would execute; ``options`` are :class:`~corruptgen.plan.Plan` fields or the family's own."""
     spec = SourceSpec(spec=source, image_column=image_column, label_column=label_column, limit=limit)
-    return get_benchmark(benchmark).plan(source=spec, subsets=subsets, clean=clean, preprocess=preprocess, **options)
+    bench = get_benchmark(benchmark)
+    if options.get("image_format") is None:  # the family's default format
+        options["image_format"] = bench.image_format
+    return bench.plan(source=spec, subsets=subsets, clean=clean, preprocess=preprocess, **options)
 
 
 def build(
@@ -40,7 +43,7 @@ def build(
     limit: int | None = None,
     workers: int = 1,
     seed: int = 0,
-    image_format: str = "jpg",
+    image_format: str | None = None,
     quality: int = 85,
     shard_size: int = 1000,
     split: str = "test",

@@ -17,4 +17,5 @@ CITE = ("D. Hendrycks, T. Dietterich. Benchmarking Neural Network Robustness to 
 @cache
 def cifar100_c() -> ImageNetC:
     """95 subsets (19 corruptions × 5 severities) + clean, all built by default (the released CIFAR-100-C)."""
-    return variant("cifar100-c", SPEC, title="CIFAR-100-C", cite=CITE, size=32, all_by_default=True)
+    return variant("cifar100-c", SPEC, title="CIFAR-100-C", cite=CITE, size=32, all_by_default=True,
+                   image_format="png")  # fmt: skip

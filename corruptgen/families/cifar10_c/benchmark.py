@@ -2,7 +2,8 @@
 
 The reference corrupts the 10,000 CIFAR-10 test images as they are (32×32, no preprocessing) and stores raw uint8
 arrays; here 32×32 inputs are used as they are and other sizes are resized to 32×32 (preset ``resize32``). All 19
-corruptions are built by default, as released; ``corruptgen export --layout cifar-c`` writes the released arrays.
+corruptions are built by default, as released, and stored as PNG (lossless, like the released arrays) unless
+``--format`` says otherwise; ``corruptgen export --layout cifar-c`` writes the released arrays.
 """
 
 from __future__ import annotations
@@ -24,4 +25,5 @@ register_all(SPEC)
 @cache
 def cifar10_c() -> ImageNetC:
     """95 subsets (19 corruptions × 5 severities) + clean, all built by default (the released CIFAR-10-C)."""
-    return variant("cifar10-c", SPEC, title="CIFAR-10-C", cite=CITE, size=IMSIZE, all_by_default=True)
+    return variant("cifar10-c", SPEC, title="CIFAR-10-C", cite=CITE, size=IMSIZE, all_by_default=True,
+                   image_format="png")  # fmt: skip

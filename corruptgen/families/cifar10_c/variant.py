@@ -24,9 +24,10 @@ def resize_preset(size: int) -> str:
     return name
 
 
-def variant(name: str, spec: Spec, *, title: str, cite: str, size: int, all_by_default: bool) -> ImageNetC:
+def variant(name: str, spec: Spec, *, title: str, cite: str, size: int, all_by_default: bool,
+            image_format: str = "jpg") -> ImageNetC:  # fmt: skip
     """The family ``name`` rendering ``<spec.family>/<corruption>``; by default the 15 common corruptions, or all 19
-    when the released set has them all (``all_by_default``)."""
+    when the released set has them all (``all_by_default``); shards in ``image_format`` unless ``--format`` says."""
     subsets = {"clean": CLEAN}
     for corruption in COMMON + EXTRA:
         for s in SEVERITIES:
@@ -53,4 +54,5 @@ def variant(name: str, spec: Spec, *, title: str, cite: str, size: int, all_by_d
         default_subsets=tuple(f"{c}_s{s}" for c in defaults for s in SEVERITIES),
         preprocess=resize_preset(size),
         metrics=METRICS,
+        image_format=image_format,
     )
