@@ -24,7 +24,7 @@ def build(
     limit: int | None = None,
     workers: int = 1,
     seed: int = 0,
-    image_format: str = "jpg",
+    image_format: str | None = None,
     quality: int = 85,
     shard_size: int | None = None,
     split: str = "test",

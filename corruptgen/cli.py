@@ -29,7 +29,13 @@ def _add_build(sub) -> None:
     p.add_argument("--limit", type=positive_int, default=None, help="use only the first N source images")
     p.add_argument("--workers", type=positive_int, default=1, help="worker processes (output does not depend on it)")
     p.add_argument("--seed", type=int, default=0, help="global seed (default 0)")
-    p.add_argument("--format", dest="image_format", choices=("jpg", "png", "webp"), default="jpg")
+    p.add_argument(
+        "--format",
+        dest="image_format",
+        choices=("jpg", "png", "webp"),
+        default=None,
+        help="image format of the shards (default: the family's, jpg for most)",
+    )
     p.add_argument("--quality", type=int, default=85, help="JPEG/WebP quality (default 85)")
     p.add_argument("--shard-size", type=positive_int, default=None,
                    help="source images per shard (default: inputs/8 in 16..1000, docs/building.md)")  # fmt: skip

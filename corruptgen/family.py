@@ -52,6 +52,8 @@ class Benchmark:
         metrics: the metric family ``corruptgen eval`` computes for its builds (a name registered in
             :data:`corruptgen.eval.metrics.METRICS`: ``imagenet_c``, ``imagenet_p``, ``syn2nat``, ``vcr``, ``optics``
             or ``generic`` for accuracy-only metrics).
+        image_format: the shards' image format when ``--format`` is not given (``png`` where the released set is
+            lossless, as CIFAR-10-C's arrays).
     """
 
     name: str
@@ -63,6 +65,7 @@ class Benchmark:
     category_names: Mapping[int, str] = field(default_factory=dict)
     options: tuple[Option, ...] = ()
     metrics: str = "generic"
+    image_format: str = "jpg"
 
     def select(self, names: str | Sequence[str] | None, **family_options: Any) -> tuple[Subset, ...]:
         """Resolve ``None`` (defaults), ``"all"`` or a list / comma string of names; unknown names fail clearly.
@@ -121,6 +124,8 @@ class Benchmark:
             raise CorruptgenError(f"{self.name} takes no option {flags}{has}")
         family = self.family_options(own)
         fields = {k: v for k, v in options.items() if k in plan_fields}
+        if fields.get("image_format") is None:
+            fields["image_format"] = self.image_format
         chosen = self.select(subsets, **family)
         if clean:
             chosen = (self.clean_subset(size), *(s for s in chosen if s.name != "clean"))

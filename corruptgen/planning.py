@@ -41,6 +41,8 @@ def make_plan(
     """
     spec = SourceSpec(spec=source, image_column=image_column, label_column=label_column, limit=limit)
     bench = get_benchmark(benchmark)
+    if options.get("image_format") is None:  # the family's default format
+        options["image_format"] = bench.image_format
     plan = bench.plan(source=spec, subsets=subsets, clean=clean, preprocess=preprocess,
                       shard_size=shard_size or SHARD_MAX, **options)  # fmt: skip
     if shard_size is None:

@@ -111,6 +111,14 @@ def _imagenet_c(pred: Predictions, rows: dict, opt: MetricOptions) -> dict:
     return imagenet_c.imagenet_c_metrics(rows, ref)
 
 
+@register_metrics("c_reference")
+def _c_reference(pred: Predictions, rows: dict, opt: MetricOptions) -> dict:
+    """ImageNet-C's metrics with the reference model required for CE/mCE (CIFAR-10/100-C, Tiny-ImageNet-C, ...)."""
+    ref_rows, ref_name = _reference_rows(opt)
+    ref = imagenet_c.reference_from_rows(ref_rows, ref_name or "reference") if ref_rows else None
+    return imagenet_c.reference_required_metrics(rows, ref)
+
+
 @register_metrics("imagenet_p")
 def _imagenet_p(pred: Predictions, rows: dict, opt: MetricOptions) -> dict:
     ref_p = (opt.reference or {}).get("metrics", {}).get("imagenet_p", {}).get("perturbations")

@@ -140,3 +140,24 @@ def imagenet_c_metrics(rows: Mapping[str, Mapping[str, Any]], reference: Mapping
     """CE / mCE / relative mCE of a model from its per-subset table (see :func:`corruption_errors`)."""
     clean = rows.get("clean", {}).get("error")
     return corruption_errors(errors_by_corruption(rows), clean, reference)
+
+
+NO_ALEXNET = ("no AlexNet errors are published for this set (CIFAR-10/100-C, Tiny-ImageNet-C, ImageNet-64x64-C): "
+              "CE/mCE need a reference model's results file, corruptgen eval --reference results.json")  # fmt: skip
+
+
+def reference_required_metrics(rows: Mapping[str, Mapping[str, Any]], reference: Mapping[str, Any] | None) -> dict:
+    """ImageNet-C's CE / mCE / relative mCE for the small-image variants, whose papers give no AlexNet errors: the
+    denominators come only from ``reference`` (another model's results); without it the errors per corruption and
+    severity and their mean (``mean_error``, the corruption error RobustBench reports for CIFAR-10-C) are given."""
+    errors = errors_by_corruption(rows)
+    values = [e for by_sev in errors.values() for e in by_sev.values()]
+    mean_error = float(np.mean(values)) if values else None
+    if reference is not None:
+        return {**imagenet_c_metrics(rows, reference), "mean_error": mean_error}
+    per = {c: {"severities": sorted(by_sev), "errors": {str(s): by_sev[s] for s in sorted(by_sev)}, "ce": None,
+               "relative_ce": None} for c, by_sev in sorted(errors.items())}  # fmt: skip
+    return {"reference": None, "denominator_set": None, "reference_clean_error": None, "corruptions": per,
+            "mce": None, "relative_mce": None, "mce_common15": None, "mean_error": mean_error,
+            "complete": all(c in per and len(per[c]["severities"]) == 5 for c in COMMON_15),
+            "notes": [NO_ALEXNET]}  # fmt: skip

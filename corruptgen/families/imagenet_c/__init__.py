@@ -11,7 +11,7 @@ continuous parameters and injectable random fields.
 from __future__ import annotations
 
 from ._frost import FROST_FILES, frost_dir, load_texture
-from ._register import FAMILY, ParameterError, register_all, resolve
+from ._register import FAMILY, IMAGENET_C, ParameterError, Spec, register_all, resolve
 from .blur import (
     defocus_blur,
     disk,
@@ -30,10 +30,11 @@ from .tables import COMMON, DOMAINS, EXTRA, GROUPS, SEVERITIES, TABLES
 from .weather import brightness, fog, frost, plasma_fractal, snow, spatter
 
 __all__ = [
-    "COMMON", "DOMAINS", "EXTRA", "FAMILY", "FROST_FILES", "GROUPS", "SEVERITIES", "TABLES", "ParameterError",
-    "brightness", "contrast", "defocus_blur", "disk", "elastic_draws", "elastic_transform", "fog", "frost",
-    "frost_dir", "gaussian_blur", "gaussian_noise", "glass_blur", "glass_shifts", "glass_shuffle", "impulse_noise",
-    "jpeg_compression", "load_texture", "motion_blur", "motion_kernel", "pixelate", "plasma_fractal", "resolve",
+    "COMMON", "DOMAINS", "EXTRA", "FAMILY", "FROST_FILES", "GROUPS", "IMAGENET_C", "SEVERITIES", "TABLES",
+    "ParameterError", "Spec", "brightness", "contrast", "defocus_blur", "disk", "elastic_draws", "elastic_transform",
+    "fog", "frost", "frost_dir", "gaussian_blur", "gaussian_noise", "glass_blur", "glass_shifts", "glass_shuffle",
+    "impulse_noise", "jpeg_compression", "load_texture", "motion_blur", "motion_kernel", "pixelate", "plasma_fractal",
+    "register_all", "resolve",
     "saturate", "shot_noise", "snow", "spatter", "speckle_noise", "zoom_blur", "zoom_factors",
 ]  # fmt: skip
 

@@ -40,24 +40,27 @@ def snow(x: np.ndarray, loc: float, scale: float, zoom: float, threshold: float,
 
 # ---------------------------------------------------------------- frost
 def frost(x: np.ndarray, img_weight: float, frost_weight: float, rng: np.random.Generator | None = None, *,
-          texture: int | None = None, top: int | None = None, left: int | None = None) -> np.ndarray:  # fmt: skip
+          texture: int | None = None, top: int | None = None, left: int | None = None,
+          resize: float | None = None) -> np.ndarray:  # fmt: skip
     """``clip(img_weight·x + frost_weight·crop)`` with an H×W crop of a frost texture. Missing draws come from ``rng``
-    as the reference: texture ``randint(5)`` (frost6 never drawn), then the crop's top and left; textures not larger
-    than the image are first rescaled (imagecorruptions' rule, see :func:`~._frost.texture_scale`)."""
-    return frost_255(x, img_weight, frost_weight, rng, texture=texture, top=top, left=left) / 255.0
+    as the reference: texture ``randint(5)`` (frost6 never drawn), then the crop's top and left; ``resize`` scales the
+    texture first (the 32 px / 64 px scripts: 0.2 / 0.3); textures not larger than the image are then rescaled
+    (imagecorruptions' rule, see :func:`~._frost.texture_scale`)."""
+    return frost_255(x, img_weight, frost_weight, rng, texture=texture, top=top, left=left, resize=resize) / 255.0
 
 
 def frost_255(x: np.ndarray, img_weight: float, frost_weight: float, rng: np.random.Generator | None = None, *,
-              texture: int | None = None, top: int | None = None, left: int | None = None) -> np.ndarray:  # fmt: skip
+              texture: int | None = None, top: int | None = None, left: int | None = None,
+              resize: float | None = None) -> np.ndarray:  # fmt: skip
     """:func:`frost` on the reference's 0–255 scale (its output cast ``np.uint8`` of this is the reference's)."""
     h, w = x.shape[:2]
     if texture is None:
         texture = int(rng.integers(REFERENCE_TEXTURES))
     if top is None or left is None:
-        tex = fitted_texture(texture, (h, w))
+        tex = fitted_texture(texture, (h, w), resize)
         top = int(rng.integers(0, tex.shape[0] - h)) if top is None else top
         left = int(rng.integers(0, tex.shape[1] - w)) if left is None else left
-    crop = frost_crop(texture, (h, w), top, left)
+    crop = frost_crop(texture, (h, w), top, left, resize)
     out = img_weight * (np.asarray(x, dtype=np.float64) * 255.0) + frost_weight * crop
     return np.clip(out, 0, 255, out=out)
 

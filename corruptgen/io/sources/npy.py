@@ -1,0 +1,112 @@
+"""``npy:<images.npy>[:<labels.npy>]`` source: images stored as one uint8 array file (N×H×W×3, RGB), as the CIFAR-10
+test set is usually kept, with an optional file of N integer labels.
+
+Both files are memory-mapped (``np.load(mmap_mode="r")``, never unpickled): a 50,000-image array is not read into
+memory, each image is read when it is rendered. Item ``i`` has key ``<i:08d>`` (source order) and is handed to the
+engine as lossless PNG bytes, so the pixels reach the corruptions unchanged.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from typing import Any
+
+import numpy as np
+
+from corruptgen.errors import CorruptgenError
+from corruptgen.io.decode import BadImageError
+
+from . import register_source
+from .base import Source, SourceItem, _one_line
+
+_PNG_LEVEL = 1  # fast; the bytes only travel to the decoder of this build
+
+
+class NpySource(Source):
+    """Images ``array[i]`` of a uint8 N×H×W×3 ``.npy`` file, labels ``labels[i]`` of an optional N-long int file."""
+
+    kind = "npy"
+    _TRANSIENT = ("_array",)
+
+    def __init__(self, spec: str, images: str, labels: str | None = None, *, limit: int | None = None) -> None:
+        super().__init__(spec, limit=limit)
+        self.images_path = os.path.abspath(os.path.expanduser(images))
+        self.labels_path = None if labels is None else os.path.abspath(os.path.expanduser(labels))
+        self.shape: tuple[int, ...] | None = None
+        self._array: np.ndarray | None = None
+
+    def _scan(self) -> list[SourceItem]:
+        array = self._images()
+        n, h, w, c = array.shape
+        self.shape = (n, h, w, c)
+        labels: list[int | None] = [None] * n
+        if self.labels_path is not None:
+            values = _load(self.labels_path, "labels")
+            if values.ndim != 1 or values.shape[0] != n or not np.issubdtype(values.dtype, np.integer):
+                raise CorruptgenError(
+                    f"npy: labels {self.labels_path} must be {n} integers (one per image), got "
+                    f"shape {tuple(values.shape)} dtype {values.dtype}"
+                )
+            labels = [int(v) if v >= 0 else None for v in np.asarray(values)]
+            self.labelled = True
+        name = os.path.basename(self.images_path)
+        return [SourceItem(f"{i:08d}", f"{name}:{i}", labels[i], None) for i in range(n)]
+
+    def _images(self) -> np.ndarray:
+        if self.__dict__.get("_array") is None:
+            array = _load(self.images_path, "images")
+            if array.dtype != np.uint8 or array.ndim != 4 or array.shape[3] != 3 or 0 in array.shape:
+                raise CorruptgenError(
+                    f"npy: {self.images_path} must be a uint8 N×H×W×3 RGB array, got shape {tuple(array.shape)} "
+                    f"dtype {array.dtype}"
+                )
+            self._array = array
+        return self._array
+
+    def _read(self, index: int) -> bytes:
+        from PIL import Image
+
+        try:
+            image = np.ascontiguousarray(self._images()[index])
+        except (CorruptgenError, OSError, ValueError) as exc:
+            raise BadImageError(f"cannot read image {index} of {self.images_path}: {_one_line(exc)}") from exc
+        buffer = io.BytesIO()
+        Image.fromarray(image).save(buffer, format="PNG", compress_level=_PNG_LEVEL)
+        return buffer.getvalue()
+
+    def _describe_extra(self) -> dict[str, Any]:
+        return {"images": self.images_path, "labels": self.labels_path, "shape": list(self.shape or ())}
+
+
+def _load(path: str, what: str) -> np.ndarray:
+    """``np.load(path, mmap_mode="r")`` with every failure as one :class:`CorruptgenError` line (no pickles)."""
+    if not os.path.isfile(path):
+        raise CorruptgenError(f"npy: no such {what} file: {path}")
+    try:
+        with open(path, "rb") as f:
+            magic = f.read(6)
+    except OSError as exc:
+        raise CorruptgenError(f"npy: cannot read {what} {path}: {exc.strerror or exc}") from None
+    if magic != b"\x93NUMPY":
+        raise CorruptgenError(f"npy: {what} {path} is not a .npy file (np.save writes one)")
+    try:
+        value = np.load(path, mmap_mode="r", allow_pickle=False)
+    except Exception as exc:
+        raise CorruptgenError(f"npy: cannot read {what} {path} as a .npy array: {_one_line(exc)}") from None
+    if not isinstance(value, np.ndarray):
+        raise CorruptgenError(f"npy: {path} is not a single .npy array (an .npz archive?)")
+    return value
+
+
+@register_source("npy", "npy:<images.npy>[:<labels.npy>]")
+def open_npy(spec: str, rest: str, _image: str | None, _label: str | None, limit: int | None) -> Source:
+    """``npy:<images>[:<labels>]``: the images file is the longest leading part naming an existing file, a ``:`` after
+    it separates the labels file (so paths holding ``:`` still work)."""
+    if not rest:
+        raise CorruptgenError("npy: missing array file, use npy:<images.npy>[:<labels.npy>]")
+    cuts = [i for i, ch in enumerate(rest) if ch == ":"] + [len(rest)]
+    for cut in reversed(cuts):
+        if os.path.isfile(os.path.expanduser(rest[:cut])):
+            return NpySource(spec, rest[:cut], rest[cut + 1 :] or None, limit=limit)
+    raise CorruptgenError(f"npy: no such images file: {rest.split(':', 1)[0]}")
