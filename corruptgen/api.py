@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from .engine import BuildResult, render
 from .errors import CorruptgenError
 from .executors import RayOptions
+from .invocation import record
 from .io.storage import join
 from .planning import SHARD_MAX, SHARD_MIN, SHARD_TARGET, default_shard_size, make_plan
 
@@ -77,8 +78,13 @@ def build(
         max_pixels=max_pixels,
         **family_options,
     )
+    given = {"source": source, "subsets": subsets, "clean": clean, "limit": limit, "seed": seed,
+             "image_format": image_format, "quality": quality, "shard_size": shard_size, "split": split,
+             "preprocess": preprocess, "image_column": image_column, "label_column": label_column,
+             "max_pixels": max_pixels, **family_options}  # fmt: skip
     result = render(plan, join(out, benchmark), workers=workers, progress=progress, overwrite=overwrite,
-                    device=device, batch_size=batch_size, io_threads=io_threads, engine=engine, ray=ray)  # fmt: skip
+                    device=device, batch_size=batch_size, io_threads=io_threads, engine=engine, ray=ray,
+                    invocation=record(benchmark, given))  # fmt: skip
     if card:
         from .hub.card import refresh_card
 

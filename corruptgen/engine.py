@@ -99,7 +99,9 @@ def _finished_shards(out: Path | Location, previous: dict[str, Any] | None) -> d
     return done
 
 
-def _assemble(plan: Plan, source: Source, shards: dict, skipped: list, complete: bool) -> dict[str, Any]:
+def _assemble(
+    plan: Plan, source: Source, shards: dict, skipped: list, complete: bool, invocation: dict | None = None
+) -> dict[str, Any]:
     skipped = sorted(skipped, key=lambda s: (s["chunk"], s["key"], s["subset"] or ""))
     per_subset = {s.name: 0 for s in plan.subsets}
     for rec in shards.values():
@@ -133,6 +135,7 @@ def _assemble(plan: Plan, source: Source, shards: dict, skipped: list, complete:
         "shards": dict(sorted(shards.items())),
         "skipped": skipped,
         "versions": library_versions(),
+        **({"invocation": invocation} if invocation else {}),
     }
 
 
@@ -148,11 +151,13 @@ def render(
     io_threads: int | None = None,
     engine: str = "local",
     ray: RayOptions | None = None,
+    invocation: dict[str, Any] | None = None,
 ) -> BuildResult:
     """Execute ``plan`` into ``out_dir`` (resuming a previous, interrupted build of the same plan).
 
     ``workers``, ``device``, ``batch_size``, ``io_threads`` (default 0 on CPU, 8 with CUDA) and ``engine`` (``local``
-    or ``ray``) change speed only, never the bytes.
+    or ``ray``) change speed only, never the bytes. ``invocation`` (the build command, :mod:`corruptgen.invocation`)
+    is recorded in the manifest.
     """
     if workers < 1:
         raise CorruptgenError(f"--workers must be at least 1, got {workers}")
@@ -201,17 +206,17 @@ def render(
         s for s in (previous or {}).get("skipped", [])
         if s["chunk"] not in redo_chunks or (s["subset"] is not None and (s["chunk"], s["subset"]) not in redo)
     ]  # fmt: skip
-    write_manifest(target, _assemble(plan, source, shards, skipped, complete=False))
+    write_manifest(target, _assemble(plan, source, shards, skipped, False, invocation))
 
     bar = _progress_bar(sum(t.stop - t.start for t in tasks), progress, plan.benchmark)
     try:
         for result in run_tasks(tasks, engine=engine, workers=workers, bar=bar, ray=ray):
             shards.update(result["shards"])
             skipped.extend(result["skipped"])
-            write_manifest(target, _assemble(plan, source, shards, skipped, complete=False))
+            write_manifest(target, _assemble(plan, source, shards, skipped, False, invocation))
     finally:
         bar.close()
-    manifest = _assemble(plan, source, shards, skipped, complete=True)
+    manifest = _assemble(plan, source, shards, skipped, True, invocation)
     write_manifest(target, manifest)
     return BuildResult(out_dir=target, manifest=manifest, written_shards=sum(len(t.subsets) for t in tasks),
                        reused_shards=reused)  # fmt: skip

@@ -9,7 +9,8 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
-from ..planning import default_shard_size, make_plan
+from ..invocation import command
+from ..invocation import record as invocation_record
 from ..reader import Build
 from .card_yaml import Licence, ScanResult, _walk_hashes
 from .features import SubsetSchema
@@ -86,65 +87,31 @@ def _family_options(plan: dict[str, Any]) -> dict[str, Any]:
 
 
 def _command(build: Build) -> tuple[str, bool]:
-    """The `corruptgen build` command of this build (source path as a placeholder) and whether it was checked to
-    give the recorded plan id (candidates with and without an explicit ``--subsets`` list are tried)."""
+    """The `corruptgen build` command of this build (a local source path as a placeholder) and whether it is the
+    recorded invocation (manifests before the invocation was recorded: rebuilt from the plan, unchecked)."""
     plan, source = build.plan, build.manifest.get("source") or {}
-    src = plan.get("source") or {}
-    spec = src.get("spec", "samples")
+    spec = (plan.get("source") or {}).get("spec", "samples")
     kind = source.get("kind", spec.split(":", 1)[0])
-    shown = {"imagefolder": "imagefolder:<path-to-images>", "webdataset": "webdataset:'<path-to-shards>'"}.get(
-        kind, spec
-    )
-    names = [s["name"] for s in plan.get("subsets", []) if s["name"] != "clean"]
-    clean = any(s["name"] == "clean" for s in plan.get("subsets", []))
-    pre = plan.get("preprocess") or {}
-    common: dict[str, Any] = {"limit": src.get("limit"), "image_column": src.get("image_column"),
-                              "label_column": src.get("label_column")}  # fmt: skip
-    flags: list[str] = []
-    if not clean:
-        flags.append("--no-clean")
-    for key, flag in (("limit", "--limit"), ("image_column", "--image-column"), ("label_column", "--label-column")):
-        if common[key]:
-            flags += [flag, str(common[key])]
-    fields = {}
-    inputs = (build.manifest.get("counts") or {}).get("inputs")
-    shards = default_shard_size(inputs) if isinstance(inputs, int) else None  # what the build chooses without a flag
-    for key, flag, default in (("seed", "--seed", 0), ("image_format", "--format", "jpg"), ("quality", "--quality", 85),
-                               ("shard_size", "--shard-size", shards), ("split", "--split", "test"),
-                               ("max_pixels", "--max-pixels", 100_000_000)):  # fmt: skip
+    shown = {"imagefolder": "imagefolder:<path-to-images>", "webdataset": "webdataset:<path-to-shards>",
+             "filelist": "filelist:<list>:<root>", "npy": "npy:<images.npy>:<labels.npy>"}.get(kind)  # fmt: skip
+    recorded = build.manifest.get("invocation")
+    if isinstance(recorded, dict) and isinstance(recorded.get("arguments"), dict):
+        arguments = recorded["arguments"]
+        source_shown = shown if shown and "source" in arguments else None
+        return command(build.benchmark, arguments, source=source_shown), True
+    src = plan.get("source") or {}
+    arguments: dict[str, Any] = {"source": shown or spec, "subsets": [s["name"] for s in plan.get("subsets", [])
+                                                                       if s["name"] != "clean"]}  # fmt: skip
+    if not any(s["name"] == "clean" for s in plan.get("subsets", [])):
+        arguments["clean"] = False
+    for key in ("limit", "image_column", "label_column"):
+        if src.get(key):
+            arguments[key] = src[key]
+    for key in ("seed", "image_format", "quality", "shard_size", "split", "max_pixels"):
         if key in plan:
-            fields[key] = plan[key]
-            if plan[key] != default:
-                flags += [flag, str(plan[key])]
-    family = _family_options(plan)
-    for key, value in sorted(family.items()):
-        flag = "--" + key.replace("_", "-")
-        if value is True:
-            flags.append(flag)
-        elif value not in (None, False):
-            flags += [flag, ",".join(map(str, value)) if isinstance(value, (list, tuple)) else str(value)]
-    candidates = []
-    for with_subsets in (False, True):
-        for preprocess, size in ((None, None), (pre.get("name"), None), (None, pre.get("crop")),
-                                 (pre.get("name"), pre.get("crop"))):  # fmt: skip
-            args = list(flags)
-            if with_subsets:
-                args = ["--subsets", ",".join(names), *args]
-            if preprocess:
-                args += ["--preprocess", preprocess]
-            if size:
-                args += ["--size", str(size)]
-            kw = {"subsets": names if with_subsets else None, "preprocess": preprocess, "size": size}
-            candidates.append((args, kw))
-    for args, kw in candidates:
-        try:
-            p = make_plan(build.benchmark, source=spec, clean=clean, **common, **kw, **fields, **family)
-        except Exception:
-            continue
-        if p.plan_id == build.manifest.get("plan_id"):
-            return " ".join(["corruptgen", "build", build.benchmark, "--source", shown, *args]), True
-    args = ["--subsets", ",".join(names), *flags] if names else flags
-    return " ".join(["corruptgen", "build", build.benchmark, "--source", shown, *args]), False
+            arguments[key] = plan[key]
+    arguments.update({k: v for k, v in _family_options(plan).items() if v not in (None, False)})
+    return command(build.benchmark, invocation_record(build.benchmark, arguments)["arguments"]), False
 
 
 def _generation(build: Build, scan: ScanResult) -> str:
@@ -179,13 +146,13 @@ def _generation(build: Build, scan: ScanResult) -> str:
         rows.append(f"| `{path}` | {shown} |")
     versions = ", ".join(f"{k} {v}" for k, v in sorted((m.get("versions") or {}).items()))
     rows.append(f"| versions | {versions} |")
-    command, checked = _command(build)
-    how = "gives the same plan id" if checked else "approximately: the exact plan is in `manifest.json`"
+    shown, recorded = _command(build)
+    how = "the command that made it" if recorded else "rebuilt from the plan: the exact plan is in `manifest.json`"
     return (
         "\n".join(rows)
         + f"\n\nReproduce ({how}; with the same source images and library versions the shards are byte-identical, and "
         "`corruptgen verify .` re-hashes every shard against the sha256 recorded in `manifest.json`):\n\n```bash\n"
-        + command
+        + shown
         + "\n```"
     )
 
