@@ -56,6 +56,8 @@ def build(
     io_threads: int | None = None,
     engine: str = "local",
     ray: RayOptions | None = None,
+    wait_lock: float = 0,
+    force_unlock: bool = False,
     **family_options,
 ) -> BuildResult:
     """Render ``benchmark`` from ``source`` into ``<out>/<benchmark>/`` and return what was done.
@@ -69,7 +71,8 @@ def build(
     ``family_options`` are the benchmark family's own choices (e.g. ``severities`` for ImageNet-C).
     ``workers``, ``device``, ``batch_size``, ``io_threads`` (decode/encode threads overlapping the corruptions; default
     0 on CPU, 8 with CUDA) and ``engine`` (``local`` or ``ray``, with :class:`RayOptions`) change speed only, never
-    the bytes.
+    the bytes. The build holds ``<out>/<benchmark>/``'s lock: another build there waits ``wait_lock`` seconds, then
+    fails; ``force_unlock`` removes the lock object a killed remote build left.
     """
     plan = make_plan(
         benchmark,
@@ -89,7 +92,8 @@ def build(
         **family_options,
     )
     result = render(plan, join(out, benchmark), workers=workers, progress=progress, overwrite=overwrite,
-                    device=device, batch_size=batch_size, io_threads=io_threads, engine=engine, ray=ray)  # fmt: skip
+                    device=device, batch_size=batch_size, io_threads=io_threads, engine=engine, ray=ray,
+                    wait_lock=wait_lock, force_unlock=force_unlock)  # fmt: skip
     counts = result.manifest["counts"]
     if strict and (counts["skipped_inputs"] or counts["failed_samples"]):
         raise CorruptgenError(f"--strict: {result.summary()}")

@@ -13,20 +13,21 @@ from __future__ import annotations
 
 import math
 import os
-import shutil
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .build_dir import check_output, prepare_output, settings_id, subset_ids
 from .chunk import ChunkTask, shard_relpath, source_for
 from .errors import CorruptgenError
 from .executors import RayOptions, run_tasks
-from .io.shards import remove_partials, sha256_file
+from .io.lock import build_lock
+from .io.shards import sha256_file
 from .io.sources import Source
 from .io.storage import Location, local_path, location
-from .manifest import FORMAT_VERSION, library_versions, load_manifest, write_manifest
+from .manifest import FORMAT_VERSION, library_versions, write_manifest
 from .plan import Plan
 
 REMOTE_CHECKS = 8  # remote shards re-hashed at once when a remote build resumes
@@ -99,11 +100,13 @@ def _finished_shards(out: Path | Location, previous: dict[str, Any] | None) -> d
 
 def _assemble(plan: Plan, source: Source, shards: dict, skipped: list, complete: bool) -> dict[str, Any]:
     skipped = sorted(skipped, key=lambda s: (s["chunk"], s["key"], s["subset"] or ""))
-    per_subset = {s.name: 0 for s in plan.subsets}
+    plan_dict, per_subset = plan.to_dict(), {s.name: 0 for s in plan.subsets}
+    ids = subset_ids(plan_dict)
     for rec in shards.values():
         per_subset[rec["subset"]] += rec["samples"]
     subsets = {
         s.name: {
+            "id": ids[s.name],
             "corruption": s.corruption,
             "severity": s.severity,
             "category": s.category,
@@ -117,7 +120,8 @@ def _assemble(plan: Plan, source: Source, shards: dict, skipped: list, complete:
         "corruptgen_manifest": FORMAT_VERSION,
         "benchmark": plan.benchmark,
         "plan_id": plan.plan_id,
-        "plan": plan.to_dict(),
+        "settings_id": settings_id(plan_dict),
+        "plan": plan_dict,
         "source": source.describe(),
         "complete": complete,
         "counts": {
@@ -146,8 +150,12 @@ def render(
     io_threads: int | None = None,
     engine: str = "local",
     ray: RayOptions | None = None,
+    wait_lock: float = 0,
+    force_unlock: bool = False,
 ) -> BuildResult:
-    """Execute ``plan`` into ``out_dir`` (resuming a previous, interrupted build of the same plan).
+    """Execute ``plan`` into ``out_dir`` (resuming a previous, interrupted build of the same plan, or adding subsets
+    to a build of the same settings: see :mod:`corruptgen.build_dir`), holding the directory's build lock
+    (:mod:`corruptgen.io.lock`; ``wait_lock`` seconds to wait for it, ``force_unlock`` removes a stale remote lock).
 
     ``workers``, ``device``, ``batch_size``, ``io_threads`` (default 0 on CPU, 8 with CUDA) and ``engine`` (``local``
     or ``ray``) change speed only, never the bytes.
@@ -162,30 +170,36 @@ def render(
     if io_threads < 0:
         raise CorruptgenError(f"--io-threads must be at least 0, got {io_threads}")
     local = local_path(out_dir)
-    if local is not None and local.exists() and not local.is_dir():
-        raise CorruptgenError(f"output path {local} exists and is not a directory")
     out: Path | Location = local if local is not None else _open_remote(str(out_dir), workers, engine)
     target = out if isinstance(out, Path) else str(out)  # what the manifest functions and the tasks are given
+    check_output(out, plan)  # read-only: nothing is written before the lock is held
     source = source_for(plan)
     n = len(source)
     if n == 0:
         raise CorruptgenError(f"source {plan.source.spec!r} has no images")
-    previous = load_manifest(target) if isinstance(out, Location) or out.exists() else None
-    if previous is not None and previous["plan_id"] != plan.plan_id:
-        if not overwrite:
-            raise CorruptgenError(
-                f"{out} already holds a different build (plan {previous['plan_id']}, this is {plan.plan_id}); "
-                "use --overwrite to replace it or choose another --out"
-            )
-        if isinstance(out, Location):
-            out.remove_tree("data")
-        else:
-            shutil.rmtree(out / "data", ignore_errors=True)
-        previous = None
-    if isinstance(out, Path):
-        out.mkdir(parents=True, exist_ok=True)
-        remove_partials(out)
+    with build_lock(out, wait=wait_lock, force_unlock=force_unlock):
+        previous = prepare_output(out, plan, n, overwrite=overwrite)
+        return _execute(plan, out, target, source, previous, workers=workers, progress=progress, device=device,
+                        batch_size=batch_size, io_threads=io_threads, engine=engine, ray=ray)  # fmt: skip
 
+
+def _execute(
+    plan: Plan,
+    out: Path | Location,
+    target: Path | str,
+    source: Source,
+    previous: dict[str, Any] | None,
+    *,
+    workers: int,
+    progress: bool,
+    device: str,
+    batch_size: int,
+    io_threads: int,
+    engine: str,
+    ray: RayOptions | None,
+) -> BuildResult:
+    """Render what ``previous`` (the kept part of an earlier manifest) lacks; the caller holds the build lock."""
+    n = len(source)
     shards = _finished_shards(out, previous)
     tasks, reused = [], 0
     for chunk, start, stop in _chunks(n, plan.shard_size):
