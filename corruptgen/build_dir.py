@@ -1,12 +1,14 @@
 """The build directory before a build: what of an earlier build in it is kept, and incremental builds.
 
-A plan's identity is split in two: the *settings* (everything but the subset list: source, seed, preprocessing,
-codec, shard size, family options, ...) and each *subset*. A sample's bytes depend only on the settings and its own
-subset, so a build whose settings equal the earlier build's keeps every shard of the subsets both share, untouched,
-and renders only its new subsets (no ``--overwrite``). A build that drops or changes a subset of the earlier one, or
-changes a setting, needs ``--overwrite``, which deletes only the shards the manifest records for what is replaced
-(see :mod:`corruptgen.io.ownership`). The whole plan keeps its ``plan_id``; the manifest adds ``settings_id`` and an
-``id`` per subset.
+A plan's identity is split in two: the *settings* (source, seed, preprocessing, codec, shard size, split, pixel cap) and
+each *subset* (its record holds everything else that decides its bytes: corruption, severity, options, samples per
+input). Family options (``--severities``, ``--extra``, ``--per-image``, ...) only choose subsets and are copied into
+their records, so they are not settings: ``--severities 1`` then ``--severities 1,3`` adds subsets. A sample's bytes
+depend only on the settings and its own subset, so a build whose settings equal the earlier build's keeps every shard of
+the subsets both share, untouched, and renders only its new subsets (no ``--overwrite``). A build that drops or changes
+a subset of the earlier one, or changes a setting, needs ``--overwrite``, which deletes only the shards the manifest
+records for what is replaced (see :mod:`corruptgen.io.ownership`). The whole plan keeps its ``plan_id``; the manifest
+adds ``settings_id`` and an ``id`` per subset.
 """
 
 from __future__ import annotations
@@ -30,9 +32,13 @@ def _digest(value: Any) -> str:
     return hashlib.sha256(json.dumps(value, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:16]
 
 
+_NOT_SETTINGS = ("subsets", "family_options")  # what a plan's subset records carry
+
+
 def settings_id(plan: dict[str, Any]) -> str:
-    """sha256 (16 hex digits) of a plan's settings: its canonical JSON without the subset list."""
-    return _digest({k: v for k, v in plan.items() if k != "subsets"})
+    """sha256 (16 hex digits) of a plan's settings: its canonical JSON without the subsets and the options that only
+    chose them."""
+    return _digest({k: v for k, v in plan.items() if k not in _NOT_SETTINGS})
 
 
 def subset_ids(plan: dict[str, Any]) -> dict[str, str]:
@@ -104,5 +110,5 @@ def _keep(out: Path | Location, previous: dict[str, Any], plan: Plan, overwrite:
 
 
 def _differences(old: dict[str, Any], new: dict[str, Any]) -> str:
-    keys = sorted(k for k in set(old) | set(new) if k != "subsets" and old.get(k) != new.get(k))
+    keys = sorted(k for k in set(old) | set(new) if k not in _NOT_SETTINGS and old.get(k) != new.get(k))
     return ", ".join(keys[:4]) + " differ" if keys else "an older manifest"

@@ -277,3 +277,17 @@ def test_adding_a_subset_to_a_remote_build(mem):
     result = corruptgen.build("syn2nat", out=mem, subsets="solarize,posterize", limit=2)
     assert (result.written_shards, result.reused_shards) == (1, 2)
     assert corruptgen.verify(f"{mem}/syn2nat").ok
+
+
+def test_more_severities_add_subsets(tmp_path):
+    """Family options only choose subsets (each subset's record carries its severity): more severities add subsets."""
+    kw = dict(out=tmp_path, subsets="gaussian_noise", limit=1)
+    corruptgen.build("imagenet-c", severities="1", **kw)
+    before = snapshot(tmp_path / "imagenet-c/data")
+    result = corruptgen.build("imagenet-c", severities="1,3", **kw)
+    assert (result.written_shards, result.reused_shards) == (1, 2)
+    assert {rel: v for rel, v in snapshot(tmp_path / "imagenet-c/data").items() if rel in before} == before
+    fresh = corruptgen.build("imagenet-c", severities="1,3", out=tmp_path / "fresh", subsets="gaussian_noise", limit=1)
+    assert fresh.manifest["shards"] == result.manifest["shards"]
+    with pytest.raises(CorruptgenError, match="drops or changes: gaussian_noise_s3"):
+        corruptgen.build("imagenet-c", severities="1", **kw)

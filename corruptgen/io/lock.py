@@ -61,7 +61,7 @@ def _parse(raw: bytes | None) -> dict[str, Any] | None:
 @contextlib.contextmanager
 def build_lock(out: Path | Location, *, wait: float = 0, force_unlock: bool = False) -> Iterator[None]:
     """Hold the exclusive lock of the build directory ``out`` (created if missing) for the ``with`` block."""
-    key = str(out.absolute()) if isinstance(out, Path) else out.url
+    key = str(out.resolve()) if isinstance(out, Path) else out.url
     if key in _HELD:
         _HELD[key] += 1
         try:
