@@ -48,14 +48,18 @@ def subset_ids(plan: dict[str, Any]) -> dict[str, str]:
 
 
 def check_output(out: Path | Location, plan: Plan) -> None:
-    """Read-only checks before a build touches ``out``: not a file, no symlinked ``data/``, a valid manifest."""
-    if isinstance(out, Path):
-        if out.exists() and not out.is_dir():
-            raise CorruptgenError(f"output path {out} exists and is not a directory")
-        refuse_symlinks(out, (s.name for s in plan.subsets))
-        if not out.exists():
-            return
-    load_manifest(out if isinstance(out, Path) else out.url)  # fails in one line on a bad manifest
+    """Read-only checks before a build touches ``out``: not a file, a valid manifest, no symlinked ``data/``."""
+    if isinstance(out, Location):
+        load_manifest(out.url)  # fails in one line on a bad manifest
+        return
+    if out.exists() and not out.is_dir():
+        raise CorruptgenError(f"output path {out} exists and is not a directory")
+    _refuse_links(out, plan, load_manifest(out) if out.exists() else None)
+
+
+def _refuse_links(out: Path, plan: Plan, manifest: dict[str, Any] | None) -> None:
+    recorded = {rec["subset"] for rec in (manifest or {}).get("shards", {}).values()}
+    refuse_symlinks(out, sorted({s.name for s in plan.subsets} | recorded))
 
 
 def prepare_output(out: Path | Location, plan: Plan, inputs: int, *, overwrite: bool) -> dict[str, Any] | None:
@@ -65,10 +69,11 @@ def prepare_output(out: Path | Location, plan: Plan, inputs: int, *, overwrite: 
     replaced subsets' recorded shards. Locally, also removes partial files left by a killed build.
     """
     previous = load_manifest(out if isinstance(out, Path) else out.url)
+    if isinstance(out, Path):
+        _refuse_links(out, plan, previous)  # again: the folder may have changed before the lock was held
     if previous is not None:
         previous = _keep(out, previous, plan, overwrite)
     if isinstance(out, Path):
-        refuse_symlinks(out, (s.name for s in plan.subsets))  # checked again: it may have changed before the lock
         planned = [
             shard_relpath(plan, s.name, c) for s in plan.subsets for c in range(math.ceil(inputs / plan.shard_size))
         ]

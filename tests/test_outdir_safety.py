@@ -291,3 +291,14 @@ def test_more_severities_add_subsets(tmp_path):
     assert fresh.manifest["shards"] == result.manifest["shards"]
     with pytest.raises(CorruptgenError, match="drops or changes: gaussian_noise_s3"):
         corruptgen.build("imagenet-c", severities="1", **kw)
+
+
+def test_symlinked_subset_folder_of_the_earlier_build_is_refused(build_copy, tmp_path, capsys):
+    root = build_copy / "syn2nat"
+    elsewhere = tmp_path / "elsewhere"
+    shutil.move(root / "data/solarize", elsewhere)
+    (root / "data/solarize").symlink_to(elsewhere, target_is_directory=True)
+    before = snapshot(elsewhere)
+    code, _, err = cli(capsys, *ARGS, "--out", str(build_copy), "--subsets", "posterize", "--overwrite")
+    assert code == 2 and "data/solarize is a symbolic link" in err
+    assert snapshot(elsewhere) == before and (root / "data/solarize").is_symlink()
