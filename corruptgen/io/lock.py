@@ -37,7 +37,9 @@ _HELD: dict[str, int] = {}  # lock key -> nesting depth in this process
 
 def holder_record() -> dict[str, Any]:
     """Who takes the lock: pid, host, UTC start time, command line, and a token that tells two holders apart."""
-    command = shlex.join([Path(sys.argv[0]).name or "python", *sys.argv[1:]]) if sys.argv else "python"
+    program = Path(sys.argv[0] if sys.argv else "python")
+    name = program.parent.name if program.name == "__main__.py" else program.name  # python -m corruptgen
+    command = shlex.join([name or "python", *sys.argv[1:]])
     return {"pid": os.getpid(), "host": socket.gethostname(), "command": command, "token": uuid.uuid4().hex,
             "time": datetime.now(timezone.utc).replace(microsecond=0).isoformat()}  # fmt: skip
 
