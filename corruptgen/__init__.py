@@ -10,10 +10,10 @@ from ._version import __version__
 from .api import build, make_plan
 from .engine import BuildResult, render
 from .errors import CorruptgenError
-from .executors import RayOptions
 from .family import get_benchmark, list_benchmarks
 from .hub import load, torch_loader
 from .manifest import load_manifest, verify
+from .options import RayOptions, RunOptions
 from .plan import Plan, SourceSpec, Subset
 
 __all__ = [
@@ -21,6 +21,7 @@ __all__ = [
     "CorruptgenError",
     "Plan",
     "RayOptions",
+    "RunOptions",
     "SourceSpec",
     "Subset",
     "__version__",

@@ -7,9 +7,9 @@ from collections.abc import Sequence
 
 from .engine import BuildResult, render
 from .errors import CorruptgenError
-from .executors import RayOptions
 from .invocation import record
 from .io.storage import join
+from .options import RayOptions, RunOptions
 from .planning import SHARD_MAX, SHARD_MIN, SHARD_TARGET, default_shard_size, make_plan
 
 __all__ = ["SHARD_MAX", "SHARD_MIN", "SHARD_TARGET", "build", "default_shard_size", "make_plan"]
@@ -42,6 +42,8 @@ def build(
     engine: str = "local",
     ray: RayOptions | None = None,
     card: bool = True,
+    wait_lock: float = 0,
+    force_unlock: bool = False,
     **family_options,
 ) -> BuildResult:
     """Render ``benchmark`` from ``source`` into ``<out>/<benchmark>/`` and return what was done.
@@ -59,7 +61,8 @@ def build(
     ``family_options`` are the benchmark family's own choices (e.g. ``severities`` for ImageNet-C).
     ``workers``, ``device``, ``batch_size``, ``io_threads`` (decode/encode threads overlapping the corruptions; default
     0 on CPU, 8 with CUDA) and ``engine`` (``local`` or ``ray``, with :class:`RayOptions`) change speed only, never
-    the bytes.
+    the bytes. The build holds ``<out>/<benchmark>/``'s lock: another build there waits ``wait_lock`` seconds, then
+    fails; ``force_unlock`` removes the lock object a killed remote build left.
     """
     plan = make_plan(
         benchmark,
@@ -82,9 +85,10 @@ def build(
              "image_format": image_format, "quality": quality, "shard_size": shard_size, "split": split,
              "preprocess": preprocess, "image_column": image_column, "label_column": label_column,
              "max_pixels": max_pixels, **family_options}  # fmt: skip
-    result = render(plan, join(out, benchmark), workers=workers, progress=progress, overwrite=overwrite,
-                    device=device, batch_size=batch_size, io_threads=io_threads, engine=engine, ray=ray,
-                    invocation=record(benchmark, given))  # fmt: skip
+    run = RunOptions(workers=workers, device=device, batch_size=batch_size, io_threads=io_threads, engine=engine,
+                     ray=ray, progress=progress)  # fmt: skip
+    result = render(plan, join(out, benchmark), run, overwrite=overwrite, wait_lock=wait_lock,
+                    force_unlock=force_unlock, invocation=record(benchmark, given))  # fmt: skip
     if card:
         from .hub.card import refresh_card
 

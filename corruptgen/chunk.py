@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 import os
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import cv2
@@ -32,17 +32,15 @@ from .io.shards import open_shard
 from .io.sources import Source, SourceItem, open_source
 from .lifeline import die_with_parent
 from .manifest import library_versions
+from .options import RenderOptions
 from .plan import Plan, Subset
 from .seeding import sample_rng
 
 
 @dataclass(frozen=True)
 class ChunkTask:
-    """Render ``subsets`` for source items ``[start, stop)`` as shard number ``chunk``.
-
-    ``device``, ``batch_size`` and ``io_threads`` only affect speed (corruptions with a batched form run on the device
-    in batches; ``io_threads`` > 0 overlaps decoding and encoding with corrupting).
-    """
+    """Render ``subsets`` for source items ``[start, stop)`` as shard number ``chunk``; ``options`` only affect
+    speed."""
 
     plan: Plan
     out_dir: str
@@ -50,9 +48,7 @@ class ChunkTask:
     start: int
     stop: int
     subsets: tuple[str, ...]
-    device: str = "cpu"
-    batch_size: int = 64
-    io_threads: int = 0
+    options: RenderOptions = field(default_factory=RenderOptions)
 
 
 @dataclass
@@ -157,7 +153,7 @@ class ChunkRenderer:
                 pending = _Pending(item, index, key, repeat, image, seed, rng)
                 if corruption is not None and corruption.batch_fn is not None:
                     self.batches[subset.name].append(pending)
-                    if len(self.batches[subset.name]) >= self.task.batch_size:
+                    if len(self.batches[subset.name]) >= self.task.options.batch_size:
                         self.flush(subset)
                     continue
                 self.render_one(subset, corruption, pending)
@@ -184,7 +180,7 @@ class ChunkRenderer:
         try:
             images = np.stack([p.image for p in batch])
             extra = batch_kwargs(corruption, [p.index for p in batch])
-            results, params = corruption.batch_fn(images, [p.rng for p in batch], device=self.task.device,
+            results, params = corruption.batch_fn(images, [p.rng for p in batch], device=self.task.options.device,
                                                   **dict(subset.options), **extra)  # fmt: skip
         except Exception:  # e.g. mixed shapes or one bad input: fall back to one at a time, with fresh generators
             for p in batch:

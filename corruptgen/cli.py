@@ -58,7 +58,9 @@ def _add_build(sub) -> None:
     p.add_argument("--task-gpus", type=float, default=None, help="ray: GPUs per chunk task (default 1 with cuda)")
     p.add_argument("--no-clean", dest="clean", action="store_false", help="do not write the clean reference subset")
     p.add_argument("--strict", action="store_true", help="exit non-zero if any input is skipped")
-    p.add_argument("--overwrite", action="store_true", help="replace a different build in the output directory")
+    p.add_argument("--overwrite", action="store_true", help="replace a different build (only its recorded shards)")
+    p.add_argument("--wait-lock", type=float, default=0, metavar="SECONDS", help="wait for another build's lock")
+    p.add_argument("--force-unlock", action="store_true", help="remote --out: remove a lock left by a killed build")
     p.add_argument("--no-progress", dest="progress", action="store_false")
     p.add_argument("--no-card", dest="card", action="store_false",
                    help="do not write the dataset card (README.md, images/) at the end of the build")  # fmt: skip
@@ -86,7 +88,7 @@ def add_family_options(build_parser: argparse.ArgumentParser) -> list[str]:
 
 def _cmd_build(args) -> int:
     from .api import build
-    from .executors import RayOptions
+    from .options import RayOptions
 
     result = build(
         args.benchmark, source=args.source, out=args.out, subsets=args.subsets, clean=args.clean, limit=args.limit,
@@ -96,6 +98,7 @@ def _cmd_build(args) -> int:
         device=args.device, batch_size=args.batch_size, io_threads=args.io_threads, size=args.size, engine=args.engine,
         card=args.card,
         ray=RayOptions(address=args.address, num_cpus=args.task_cpus, num_gpus=args.task_gpus),
+        wait_lock=args.wait_lock, force_unlock=args.force_unlock,
         **{k: getattr(args, k) for k in args.family_options if getattr(args, k) is not None},
     )  # fmt: skip
     print(result.summary())
@@ -185,8 +188,8 @@ def _cmd_verify(args) -> int:
         print(f"checksum mismatch: {rel}")
     for rel in report.unexpected:
         print(f"not in manifest: {rel}")
-    print(report.summary())
-    return 0 if report.ok else 1
+    print(report.summary(strict=args.strict))
+    return 0 if report.ok and not (args.strict and report.unexpected) else 1
 
 
 def build_parser() -> tuple[argparse.ArgumentParser, dict]:
@@ -222,6 +225,7 @@ def _core_commands(sub) -> dict:
 
     p = sub.add_parser("verify", help="re-hash every shard of a build against its manifest")
     p.add_argument("directory")
+    p.add_argument("--strict", action="store_true", help="exit 1 also for tar files the manifest does not list")
     return {"build": _cmd_build, "list": _cmd_list, "select": _cmd_select, "verify": _cmd_verify}
 
 

@@ -13,22 +13,23 @@ from __future__ import annotations
 
 import math
 import os
-import shutil
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .build_dir import check_output, prepare_output, settings_id, subset_ids
 from .chunk import ChunkTask, source_for
 from .errors import CorruptgenError
-from .executors import RayOptions, run_tasks
+from .executors import run_tasks
 from .io.hashing import sha256_file
 from .io.layout import shard_relpath
-from .io.shards import remove_partials
+from .io.lock import build_lock
 from .io.sources import Source
 from .io.storage import Location, local_path, location
-from .manifest import FORMAT_VERSION, library_versions, load_manifest, write_manifest
+from .manifest import FORMAT_VERSION, library_versions, write_manifest
+from .options import RunOptions
 from .plan import Plan
 
 REMOTE_CHECKS = 8  # remote shards re-hashed at once when a remote build resumes
@@ -103,11 +104,13 @@ def _assemble(
     plan: Plan, source: Source, shards: dict, skipped: list, complete: bool, invocation: dict | None = None
 ) -> dict[str, Any]:
     skipped = sorted(skipped, key=lambda s: (s["chunk"], s["key"], s["subset"] or ""))
-    per_subset = {s.name: 0 for s in plan.subsets}
+    plan_dict, per_subset = plan.to_dict(), {s.name: 0 for s in plan.subsets}
+    ids = subset_ids(plan_dict)
     for rec in shards.values():
         per_subset[rec["subset"]] += rec["samples"]
     subsets = {
         s.name: {
+            "id": ids[s.name],
             "corruption": s.corruption,
             "severity": s.severity,
             "category": s.category,
@@ -121,7 +124,8 @@ def _assemble(
         "corruptgen_manifest": FORMAT_VERSION,
         "benchmark": plan.benchmark,
         "plan_id": plan.plan_id,
-        "plan": plan.to_dict(),
+        "settings_id": settings_id(plan_dict),
+        "plan": plan_dict,
         "source": source.describe(),
         "complete": complete,
         "counts": {
@@ -142,64 +146,52 @@ def _assemble(
 def render(
     plan: Plan,
     out_dir: str | os.PathLike,
+    run: RunOptions | None = None,
     *,
-    workers: int = 1,
-    progress: bool = True,
     overwrite: bool = False,
-    device: str = "cpu",
-    batch_size: int = 64,
-    io_threads: int | None = None,
-    engine: str = "local",
-    ray: RayOptions | None = None,
+    wait_lock: float = 0,
+    force_unlock: bool = False,
     invocation: dict[str, Any] | None = None,
 ) -> BuildResult:
-    """Execute ``plan`` into ``out_dir`` (resuming a previous, interrupted build of the same plan).
+    """Execute ``plan`` into ``out_dir`` (resuming a previous, interrupted build of the same plan, or adding subsets
+    to a build of the same settings: see :mod:`corruptgen.build_dir`), holding the directory's build lock
+    (:mod:`corruptgen.io.lock`; ``wait_lock`` seconds to wait for it, ``force_unlock`` removes a stale remote lock).
 
-    ``workers``, ``device``, ``batch_size``, ``io_threads`` (default 0 on CPU, 8 with CUDA) and ``engine`` (``local``
-    or ``ray``) change speed only, never the bytes. ``invocation`` (the build command, :mod:`corruptgen.invocation`)
-    is recorded in the manifest.
+    ``run`` (workers, device, batching, engine) changes speed only, never the bytes. ``invocation`` (the build
+    command, :mod:`corruptgen.invocation`) is recorded in the manifest.
     """
-    if workers < 1:
-        raise CorruptgenError(f"--workers must be at least 1, got {workers}")
-    if batch_size < 1:
-        raise CorruptgenError(f"--batch-size must be at least 1, got {batch_size}")
-    _check_device(device)
-    if io_threads is None:
-        io_threads = 8 if device.startswith("cuda") else 0
-    if io_threads < 0:
-        raise CorruptgenError(f"--io-threads must be at least 0, got {io_threads}")
+    run = run or RunOptions()
     local = local_path(out_dir)
-    if local is not None and local.exists() and not local.is_dir():
-        raise CorruptgenError(f"output path {local} exists and is not a directory")
-    out: Path | Location = local if local is not None else _open_remote(str(out_dir), workers, engine)
+    out: Path | Location = local if local is not None else _open_remote(str(out_dir), run.workers, run.engine)
     target = out if isinstance(out, Path) else str(out)  # what the manifest functions and the tasks are given
+    check_output(out, plan)  # read-only: nothing is written before the lock is held
     source = source_for(plan)
     n = len(source)
     if n == 0:
         raise CorruptgenError(f"source {plan.source.spec!r} has no images")
-    previous = load_manifest(target) if isinstance(out, Location) or out.exists() else None
-    if previous is not None and previous["plan_id"] != plan.plan_id:
-        if not overwrite:
-            raise CorruptgenError(
-                f"{out} already holds a different build (plan {previous['plan_id']}, this is {plan.plan_id}); "
-                "use --overwrite to replace it or choose another --out"
-            )
-        if isinstance(out, Location):
-            out.remove_tree("data")
-        else:
-            shutil.rmtree(out / "data", ignore_errors=True)
-        previous = None
-    if isinstance(out, Path):
-        out.mkdir(parents=True, exist_ok=True)
-        remove_partials(out)
+    with build_lock(out, wait=wait_lock, force_unlock=force_unlock):
+        previous = prepare_output(out, plan, n, overwrite=overwrite)
+        return _execute(plan, out, target, source, previous, run, invocation)
 
+
+def _execute(
+    plan: Plan,
+    out: Path | Location,
+    target: Path | str,
+    source: Source,
+    previous: dict[str, Any] | None,
+    run: RunOptions,
+    invocation: dict[str, Any] | None,
+) -> BuildResult:
+    """Render what ``previous`` (the kept part of an earlier manifest) lacks; the caller holds the build lock."""
+    n = len(source)
     shards = _finished_shards(out, previous)
     tasks, reused = [], 0
     for chunk, start, stop in _chunks(n, plan.shard_size):
         todo = tuple(s.name for s in plan.subsets if shard_relpath(s.name, chunk, plan.split) not in shards)
         reused += len(plan.subsets) - len(todo)
         if todo:
-            tasks.append(ChunkTask(plan, str(target), chunk, start, stop, todo, device, batch_size, io_threads))
+            tasks.append(ChunkTask(plan, str(target), chunk, start, stop, todo, run.render))
     redo = {(t.chunk, name) for t in tasks for name in t.subsets}
     redo_chunks = {t.chunk for t in tasks}
     skipped = [
@@ -208,9 +200,9 @@ def render(
     ]  # fmt: skip
     write_manifest(target, _assemble(plan, source, shards, skipped, False, invocation))
 
-    bar = _progress_bar(sum(t.stop - t.start for t in tasks), progress, plan.benchmark)
+    bar = _progress_bar(sum(t.stop - t.start for t in tasks), run.progress, plan.benchmark)
     try:
-        for result in run_tasks(tasks, engine=engine, workers=workers, bar=bar, ray=ray):
+        for result in run_tasks(tasks, engine=run.engine, workers=run.workers, bar=bar, ray=run.ray):
             shards.update(result["shards"])
             skipped.extend(result["skipped"])
             write_manifest(target, _assemble(plan, source, shards, skipped, False, invocation))
@@ -235,17 +227,6 @@ def _open_remote(url: str, workers: int, engine: str) -> Location:
     if is_file:
         raise CorruptgenError(f"output path {url} exists and is not a directory")
     return out
-
-
-def _check_device(device: str) -> None:
-    if device == "cpu":
-        return
-    if not device.startswith("cuda"):
-        raise CorruptgenError(f"unknown --device {device!r}; use cpu or cuda[:N]")
-    import torch
-
-    if not torch.cuda.is_available():
-        raise CorruptgenError(f"--device {device}: CUDA is not available on this machine (torch {torch.__version__})")
 
 
 def _progress_bar(total: int, enabled: bool, desc: str):

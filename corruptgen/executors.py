@@ -11,33 +11,12 @@ import multiprocessing
 import os
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import dataclass
 from typing import Any
 
 from .chunk import ChunkTask, worker_init
 from .errors import CorruptgenError
+from .options import ENGINES, RayOptions
 from .pipeline import render_chunk
-
-ENGINES = ("local", "ray")
-
-
-@dataclass(frozen=True)
-class RayOptions:
-    """How to reach the cluster and what each chunk task asks for.
-
-    Attributes:
-        address: ``None`` starts a local Ray instance; ``"auto"`` joins a running cluster; or ``ray://host:port``.
-        num_cpus: CPUs per chunk task.
-        num_gpus: GPUs per chunk task (set automatically to 1 for ``--device cuda`` unless given).
-        max_retries: retries of a task whose worker died or which raised.
-        local_cpus: CPUs of a local instance started here (``None``: all).
-    """
-
-    address: str | None = None
-    num_cpus: float = 1
-    num_gpus: float | None = None
-    max_retries: int = 3
-    local_cpus: int | None = None
 
 
 def run_tasks(

@@ -16,6 +16,7 @@ from typing import Any
 from .errors import CorruptgenError
 from .io.hashing import sha256_file
 from .io.storage import local_path, location
+from .manifest_schema import validate_manifest
 
 MANIFEST = "manifest.json"
 FORMAT_VERSION = 1
@@ -66,9 +67,7 @@ def _parse_manifest(raw: bytes, where: str) -> dict[str, Any]:
         data = json.loads(raw)
     except ValueError as e:
         raise CorruptgenError(f"{where} is not a readable corruptgen manifest ({e})") from None
-    if not isinstance(data, dict) or "shards" not in data or "plan_id" not in data:
-        raise CorruptgenError(f"{where} is not a corruptgen manifest")
-    return data
+    return validate_manifest(data, where)
 
 
 def manifest_bytes(manifest: dict[str, Any]) -> bytes:
@@ -106,8 +105,9 @@ class VerifyReport:
     def ok(self) -> bool:
         return not (self.missing or self.mismatched) and self.complete
 
-    def summary(self) -> str:
-        status = "OK" if self.ok else "FAILED"
+    def summary(self, strict: bool = False) -> str:
+        """One line; with ``strict`` a tar file the manifest does not list fails the check too."""
+        status = "OK" if self.ok and not (strict and self.unexpected) else "FAILED"
         parts = [f"{self.checked} shards checked", f"{len(self.missing)} missing", f"{len(self.mismatched)} mismatched"]
         if self.unexpected:
             parts.append(f"{len(self.unexpected)} not in the manifest")

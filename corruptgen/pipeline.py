@@ -49,7 +49,7 @@ class _PipelinedRenderer(ChunkRenderer):
     def __init__(self, task: ChunkTask, pool: ThreadPoolExecutor) -> None:
         super().__init__(task)
         self.pool = pool
-        self.window = 4 * task.io_threads
+        self.window = 4 * task.options.io_threads
         self.queues: dict[str, deque[tuple[str, dict[str, bytes], Future]]] = {s.name: deque() for s in self.subsets}
 
     def emit(self, subset: str, key: str, fields: dict[str, bytes], image: np.ndarray) -> None:
@@ -72,15 +72,15 @@ class _PipelinedRenderer(ChunkRenderer):
 
 
 def render_pipelined(task: ChunkTask, progress: Callable[[int], None] | None = None) -> dict[str, Any]:
-    """:func:`render_chunk` with decoding and encoding overlapped on ``task.io_threads`` threads."""
-    with ThreadPoolExecutor(max_workers=task.io_threads, thread_name_prefix="corruptgen-io") as pool:
+    """:func:`render_chunk` with decoding and encoding overlapped on ``task.options.io_threads`` threads."""
+    with ThreadPoolExecutor(max_workers=task.options.io_threads, thread_name_prefix="corruptgen-io") as pool:
         renderer = _PipelinedRenderer(task, pool)
         items = renderer.source.items()
         ahead: deque[Future] = deque()
         next_index = task.start
         try:
             for index in range(task.start, task.stop):
-                while next_index < task.stop and next_index < index + 2 * task.io_threads:
+                while next_index < task.stop and next_index < index + 2 * task.options.io_threads:
                     ahead.append(pool.submit(_prepare, _read(renderer, next_index), task.plan))
                     next_index += 1
                 renderer.render_loaded(index, items[index], ahead.popleft().result())
@@ -106,7 +106,7 @@ def _read(renderer: ChunkRenderer, index: int) -> bytes | BadImageError:
 
 def render_chunk(task: ChunkTask, progress: Callable[[int], None] | None = None) -> dict[str, Any]:
     """Render one chunk; returns ``{"chunk", "shards": {relpath: record}, "skipped": [...]}``."""
-    if task.io_threads > 0:
+    if task.options.io_threads > 0:
         return render_pipelined(task, progress)
     renderer = ChunkRenderer(task)
     items = renderer.source.items()

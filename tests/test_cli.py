@@ -87,4 +87,5 @@ def test_unwritable_output_is_one_line(tmp_path, capsys):
     blocker.write_text("not a directory")
     code = main(["build", "syn2nat", "--out", str(blocker / "sub"), "--limit", "1", "--no-progress"])
     err = capsys.readouterr().err
-    assert code == 1 and err.startswith("corruptgen: error: Not a directory") and err.count("\n") == 1
+    assert code == 2 and err.startswith("corruptgen: error: output path") and err.count("\n") == 1
+    assert f"{blocker} is not a directory" in err  # a user error (exit 2), named before anything is written

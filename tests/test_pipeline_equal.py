@@ -10,6 +10,7 @@ import pytest
 
 import corruptgen
 from corruptgen.chunk import ChunkTask
+from corruptgen.options import RenderOptions
 from corruptgen.pipeline import render_chunk, render_pipelined
 
 
@@ -18,7 +19,9 @@ def _digests(root: Path) -> dict[str, str]:
 
 
 def _render(plan, out: Path, io_threads: int, batch_size: int = 64) -> tuple[dict[str, str], list]:
-    task = ChunkTask(plan, str(out), 0, 0, 10, tuple(s.name for s in plan.subsets), "cpu", batch_size, io_threads)
+    task = ChunkTask(
+        plan, str(out), 0, 0, 10, tuple(s.name for s in plan.subsets), RenderOptions("cpu", batch_size, io_threads)
+    )
     result = render_chunk(task)
     return _digests(out), result["skipped"]
 
@@ -51,9 +54,11 @@ def test_pipelined_counts_bad_inputs(tmp_path):
     (folder / "empty.png").write_bytes(b"")
     plan = corruptgen.make_plan("syn2nat", source=f"imagefolder:{folder}", subsets="solarize", preprocess="resize224")
     n = 7
-    task = ChunkTask(plan, str(tmp_path / "a"), 0, 0, n, tuple(s.name for s in plan.subsets), "cpu", 64, 2)
+    task = ChunkTask(
+        plan, str(tmp_path / "a"), 0, 0, n, tuple(s.name for s in plan.subsets), RenderOptions("cpu", 64, 2)
+    )
     piped = render_pipelined(task)
-    serial = render_chunk(ChunkTask(plan, str(tmp_path / "b"), 0, 0, n, task.subsets, "cpu", 64, 0))
+    serial = render_chunk(ChunkTask(plan, str(tmp_path / "b"), 0, 0, n, task.subsets, RenderOptions("cpu", 64, 0)))
     assert sorted(s["key"] for s in piped["skipped"]) == ["broken", "empty"]
     assert piped["skipped"] == serial["skipped"] and piped["shards"] == serial["shards"]
 

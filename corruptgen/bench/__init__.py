@@ -101,7 +101,7 @@ def run_bench(
     warm-up, the median of ``repeats`` timed runs of at least ``min_run_s`` seconds each, and ``cpu_s_per_image``
     beside ``images_per_s`` (:mod:`corruptgen.bench.timing`).
     """
-    from ..engine import _check_device
+    from ..options import check_device as _check_device
 
     names = parse_families(families)
     for flag, value in (("--images", images), ("--batch-size", batch_size), ("--repeats", repeats)):

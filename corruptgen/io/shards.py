@@ -13,7 +13,7 @@ import tarfile
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ShardWriter", "open_shard", "remove_partials"]
+__all__ = ["ShardWriter", "open_shard"]
 
 TAR_MTIME = 946_684_800  # 2000-01-01T00:00:00Z: fixed so rebuilds are byte-identical
 PARTIAL_SUFFIX = ".partial"
@@ -146,12 +146,3 @@ def open_shard(out_dir: str | os.PathLike, rel: str) -> ShardWriter:
     if local is not None:
         return ShardWriter(local / rel)
     return RemoteShardWriter(str(out_dir), rel)
-
-
-def remove_partials(root: str | os.PathLike) -> int:
-    """Delete leftover ``.partial`` files of an interrupted build; returns how many."""
-    n = 0
-    for p in Path(root).rglob("*" + PARTIAL_SUFFIX):
-        p.unlink(missing_ok=True)
-        n += 1
-    return n
