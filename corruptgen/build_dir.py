@@ -20,8 +20,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .chunk import shard_relpath
 from .errors import CorruptgenError
+from .io.layout import shard_relpath
 from .io.ownership import delete_recorded, refuse_symlinks, remove_stale_partials
 from .io.storage import Location
 from .manifest import MANIFEST, load_manifest
@@ -74,9 +74,8 @@ def prepare_output(out: Path | Location, plan: Plan, inputs: int, *, overwrite: 
     if previous is not None:
         previous = _keep(out, previous, plan, overwrite)
     if isinstance(out, Path):
-        planned = [
-            shard_relpath(plan, s.name, c) for s in plan.subsets for c in range(math.ceil(inputs / plan.shard_size))
-        ]
+        chunks = range(math.ceil(inputs / plan.shard_size))
+        planned = [shard_relpath(s.name, c, plan.split) for s in plan.subsets for c in chunks]
         remove_stale_partials(out, [*planned, *(previous or {}).get("shards", {}), MANIFEST])
     return previous
 
