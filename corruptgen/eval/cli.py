@@ -97,12 +97,17 @@ def _cmd_eval(args) -> int:
 
 
 def _cmd_report(args) -> int:
-    from .report import collect, recompute, write_report
+    from .report import collect, recompute, recomputed_path, write_report
+    from .results import write_json
 
     results = collect(args.results)
     options = _options(args)
     if args.recompute:
         results = [recompute(r, options) for r in results]
+        for r in results:
+            path = recomputed_path(r)
+            write_json(path, r)
+            print(f"wrote recomputed results {path}")
     files = write_report(results, args.out, options=options)
     print(f"report for {len(results)} result file(s): {files[0]} (+{len(files) - 1} files)")
     return 0
@@ -225,7 +230,12 @@ def add_commands(sub) -> dict:
     p = sub.add_parser("report", help="tables, rankings and plots from results files (several models)")
     p.add_argument("results", nargs="+", help="results-*.json files or directories holding them")
     p.add_argument("--out", default="report", help="output directory (default report/)")
-    p.add_argument("--recompute", action="store_true", help="recompute every metric from the saved predictions")
+    p.add_argument(
+        "--recompute",
+        action="store_true",
+        help="recompute every metric from the saved predictions; "
+        "writes results-<model>.recomputed.json next to each results file",
+    )
     _metric_flags(p)
 
     p = sub.add_parser("analyze", help="overlapping scores + categories, or Algorithm 2 correlations (CSV tables)")

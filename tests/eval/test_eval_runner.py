@@ -53,9 +53,16 @@ def test_default_model_on_a_tiny_build(default_eval, tiny_syn2nat):
     assert "Syn2Nat score" in (default_eval / "report.md").read_text()
 
 
-def test_report_recomputes_from_predictions(default_eval, tmp_path):
+def test_report_recomputes_from_predictions(default_eval, tmp_path, capsys):
     assert main(["report", str(default_eval), "--out", str(tmp_path / "rep"), "--recompute"]) == 0
     original = load_results(default_eval / "results-efficientnet_lite0.json")
+    saved_path = default_eval / "results-efficientnet_lite0.recomputed.json"
+    assert f"wrote recomputed results {saved_path}" in capsys.readouterr().out
+    saved = load_results(saved_path)  # full precision, not only the report's rounded text
+    assert saved["recomputed"] and saved["recomputed_from"] == "results-efficientnet_lite0.json"
+    assert saved["metrics"]["subsets"] == original["metrics"]["subsets"]
+    assert main(["report", str(default_eval), "--out", str(tmp_path / "rep2")]) == 0  # the copy is not read twice
+    assert "report for 1 result file(s)" in capsys.readouterr().out
     from corruptgen.eval.report import collect, recompute
 
     again = recompute(collect([default_eval])[0], MetricOptions())
