@@ -55,17 +55,22 @@ def describe(e: BaseException, url: str, *, bucket: str | None = None) -> Corrup
     if "ProfileNotFound" in names:
         return CorruptgenError(f"cannot access {url}: {_first_line(e)} (AWS_PROFILE names a profile that is not in "
                                "~/.aws/config or ~/.aws/credentials)")  # fmt: skip
+    s3 = url.split("://", 1)[0].split("::")[-1].lower() in ("s3", "s3a")
     if codes & _DENIED or isinstance(e, PermissionError):
         code = next(iter(sorted(codes & _DENIED)), "permission denied")
-        return CorruptgenError(f"cannot access {url}: {code}: {_first_line(e)} (check the credentials: "
-                               f"{_CREDENTIALS_HINT}; and the bucket's permissions)")  # fmt: skip
+        hint = f"check the credentials: {_CREDENTIALS_HINT}; and the bucket's permissions" if s3 else (
+            "check the credentials and permissions for that filesystem")  # fmt: skip
+        return CorruptgenError(f"cannot access {url}: {code}: {_first_line(e)} ({hint})")
     if "NoSuchBucket" in codes or (bucket and isinstance(e, FileNotFoundError)):
         name = f"bucket {bucket}" if bucket else "such bucket"
-        return CorruptgenError(f"cannot access {url}: no {name} at {_endpoint()} (create it first, or fix the URL "
-                               "or AWS_ENDPOINT_URL)")  # fmt: skip
+        where = f" at {_endpoint()} (create it first, or fix the URL or AWS_ENDPOINT_URL)" if s3 else (
+            " (create it first, or fix the URL)")  # fmt: skip
+        return CorruptgenError(f"cannot access {url}: no {name}{where}")
     if names & {"EndpointConnectionError", "ConnectTimeoutError", "ConnectionClosedError", "ClientConnectorError",
                 "ServerDisconnectedError", "ConnectionError", "TimeoutError", "ReadTimeoutError", "HTTPClientError",
                 "InvalidEndpointError", "ClientOSError"}:  # fmt: skip
+        if not s3:
+            return CorruptgenError(f"cannot reach {url}: {_first_line(e)} (check the network)")
         return CorruptgenError(f"cannot reach {url} at {_endpoint()}: {_first_line(e)} (check AWS_ENDPOINT_URL and "
                                "the network)")  # fmt: skip
     if names & {"BotoCoreError", "ClientError", "NoRegionError"}:
