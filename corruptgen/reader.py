@@ -85,8 +85,10 @@ class Build:
         except CorruptgenError:
             raise
         except Exception as e:  # missing credentials, unknown repo, no network
+            from .io.remote_errors import describe
+
             first = str(e).splitlines()[0] if str(e) else ""
-            raise CorruptgenError(f"cannot read {base}: {type(e).__name__}: {first}") from None
+            raise describe(e, base) or CorruptgenError(f"cannot read {base}: {type(e).__name__}: {first}") from None
         if manifest is None and not found:
             raise CorruptgenError(f"{base}: no {MANIFEST} and no data/<subset>/*.tar shards")
         return cls(Path("."), manifest or {}, base, found)

@@ -10,6 +10,8 @@ from pathlib import Path
 from ..commands import positive_int, register_commands
 from ..errors import CorruptgenError
 
+UNITS = ("percent", "fraction")  # accuracy units of the Algorithm 2 tables (metrics.syn2nat.UNITS)
+
 
 def _metric_flags(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("metric options")
@@ -97,12 +99,17 @@ def _cmd_eval(args) -> int:
 
 
 def _cmd_report(args) -> int:
-    from .report import collect, recompute, write_report
+    from .report import collect, recompute, recomputed_path, write_report
+    from .results import write_json
 
     results = collect(args.results)
     options = _options(args)
     if args.recompute:
         results = [recompute(r, options) for r in results]
+        for r in results:
+            path = recomputed_path(r)
+            write_json(path, r)
+            print(f"wrote recomputed results {path}")
     files = write_report(results, args.out, options=options)
     print(f"report for {len(results)} result file(s): {files[0]} (+{len(files) - 1} files)")
     return 0
@@ -163,7 +170,11 @@ def _analyze_correlation(args) -> int:
         first = next(iter(syn.values()))
         benches = [[c for c in first if c != "clean"]]
         source = "one benchmark of every synthetic column"
-    res = benchmark_correlations(syn, nat, benches)
+    syn_unit, nat_unit = args.synthetic_unit or args.unit, args.natural_unit or args.unit
+    if not syn_unit or not nat_unit:
+        raise CorruptgenError("Algorithm 2 needs the unit of the accuracy tables: --unit percent|fraction "
+                              "(or --synthetic-unit / --natural-unit when they differ)")  # fmt: skip
+    res = benchmark_correlations(syn, nat, benches, synthetic_unit=syn_unit, natural_unit=nat_unit)
     res["benchmarks_from"] = source
     print(f"Algorithm 2 over {len(res['models'])} models, {len(benches)} synthetic benchmark(s) ({source}):")
     for name, v in res["natural"].items():
@@ -225,7 +236,12 @@ def add_commands(sub) -> dict:
     p = sub.add_parser("report", help="tables, rankings and plots from results files (several models)")
     p.add_argument("results", nargs="+", help="results-*.json files or directories holding them")
     p.add_argument("--out", default="report", help="output directory (default report/)")
-    p.add_argument("--recompute", action="store_true", help="recompute every metric from the saved predictions")
+    p.add_argument(
+        "--recompute",
+        action="store_true",
+        help="recompute every metric from the saved predictions; "
+        "writes results-<model>.recomputed.json next to each results file",
+    )
     _metric_flags(p)
 
     p = sub.add_parser("analyze", help="overlapping scores + categories, or Algorithm 2 correlations (CSV tables)")
@@ -246,6 +262,10 @@ def add_commands(sub) -> dict:
     q = asub.add_parser("correlation", help="Algorithm 2: mean Pearson r of residual robustness")
     q.add_argument("synthetic", help="CSV: models × (clean + synthetic corruptions), accuracies")
     q.add_argument("natural", help="CSV: models × ([clean +] natural-shift benchmarks), accuracies")
+    q.add_argument("--unit", choices=UNITS, default=None, help="unit of the accuracies of both tables (required "
+                   "unless both --synthetic-unit and --natural-unit are given; never guessed)")  # fmt: skip
+    q.add_argument("--synthetic-unit", choices=UNITS, default=None, help="unit of the synthetic table")
+    q.add_argument("--natural-unit", choices=UNITS, default=None, help="unit of the natural table")
     q.add_argument("--benchmarks", default=None, help="JSON/text list of synthetic benchmarks (default: all columns)")
     q.add_argument("--categories", default=None, help="with --n/--k: generate benchmarks with Algorithm 1")
     q.add_argument("--n", type=positive_int, default=None)

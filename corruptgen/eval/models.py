@@ -20,6 +20,7 @@ import inspect
 import json
 import os
 import re
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -147,8 +148,16 @@ def _declared(obj: Any, default_size: int = 224) -> dict[str, Any]:
             "num_classes": None if cfg.get("num_classes") is None else int(cfg["num_classes"])}  # fmt: skip
 
 
+def _importable_cwd() -> None:
+    """Make the current directory importable, as ``python -m`` does (the ``corruptgen`` console script does not)."""
+    cwd = os.getcwd()
+    if not any(p in ("", ".", cwd) or (p and os.path.abspath(p) == cwd) for p in sys.path):
+        sys.path.insert(0, cwd)
+
+
 def _from_attribute(spec: str) -> EvalModel:
     modname, _, attr = spec.partition(":")
+    _importable_cwd()
     try:
         module = importlib.import_module(modname)
     except ImportError as e:

@@ -37,31 +37,51 @@ def _save(fig, path: str | os.PathLike) -> Path:
 
 def accuracy_bars(results: Sequence[Mapping[str, Any]], path: str | os.PathLike) -> Path | None:
     """Horizontal grouped bars: top-1 per subset (rows) for each model; the clean subset first and hatched."""
+    fig = accuracy_bars_figure(results)
+    return None if fig is None else _save(fig, path)
+
+
+#: Width (percentage points) of the outlined stub drawn for a 0 % accuracy, so the bar is visible.
+ZERO_STUB = 0.6
+
+
+def accuracy_bars_figure(results: Sequence[Mapping[str, Any]]):
+    """The figure of :func:`accuracy_bars`: a 0 % accuracy is an outlined stub labelled ``0%``, a missing one (no
+    labelled image) is labelled ``n/a``; the legend explains the hatched ``clean`` bar."""
     names = list(dict.fromkeys(n for r in results for n in r["metrics"]["subsets"]))
     if not names:
         return None
     plt = _plt()
+    from matplotlib.patches import Patch
+
     n, m = len(names), len(results)
     fig, ax = plt.subplots(figsize=(7.5, 1.2 + 0.28 * n * max(1, m) ** 0.5))
     height = 0.8 / m
     y = np.arange(n)
-    containers = []
     for j, r in enumerate(results):
         rows = r["metrics"]["subsets"]
-        vals = np.array([100 * (rows.get(s, {}).get("top1") or 0.0) for s in names])
-        containers.append(ax.barh(y + (j - (m - 1) / 2) * height, vals, height=height * 0.95,
-                                  color=_COLORS[j % 10], label=r["model"]["name"]))  # fmt: skip
-    ax.legend(fontsize=8, loc="lower right")
-    if "clean" in names:  # hatch the clean reference (after the legend, so its swatches stay plain)
-        for bars in containers:
-            bars[names.index("clean")].set_hatch("//")
+        top1 = [rows.get(s, {}).get("top1") for s in names]
+        pos = y + (j - (m - 1) / 2) * height
+        vals = np.array([ZERO_STUB if v == 0 else 100 * (v or 0.0) for v in top1])
+        bars = ax.barh(pos, vals, height=height * 0.95, color=_COLORS[j % 10])
+        for bar, v, yy, name in zip(bars, top1, pos, names, strict=True):
+            if name == "clean":
+                bar.set_hatch("//")
+            if v == 0:
+                bar.set(edgecolor="black", linewidth=0.8)
+            if v is None or v == 0:
+                ax.text(1.2, yy, "0%" if v == 0 else "n/a", va="center", fontsize=7)
+    handles = [Patch(facecolor=_COLORS[j % 10], label=r["model"]["name"]) for j, r in enumerate(results)]
+    if "clean" in names:
+        handles.append(Patch(facecolor="white", edgecolor="0.3", hatch="//", label="clean (uncorrupted reference)"))
+    ax.legend(handles=handles, fontsize=8, loc="lower right")
     ax.set_yticks(y, names, fontsize=8)
     ax.invert_yaxis()
     ax.set_xlim(0, 100)
     ax.set_xlabel("top-1 accuracy (%)")
     ax.grid(axis="x", alpha=0.3)
     ax.set_title(f"Top-1 accuracy per subset — {results[0]['data'].get('benchmark') or results[0]['data']['source']}")
-    return _save(fig, path)
+    return fig
 
 
 def accuracy_vs_severity(results: Sequence[Mapping[str, Any]], path: str | os.PathLike) -> Path | None:

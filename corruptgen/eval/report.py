@@ -25,6 +25,8 @@ from .metrics.optics import kendall_rankings
 from .predictions import Predictions
 from .results import json_safe, load_results, slug
 
+RECOMPUTED_SUFFIX = ".recomputed.json"
+
 #: The headline metric of each family: (label, where, higher is better).
 PRIMARY = {
     "syn2nat": ("Syn2Nat score", ("syn2nat", "score"), True),
@@ -40,8 +42,8 @@ def collect(paths: Sequence[str | os.PathLike]) -> list[dict[str, Any]]:
     """Results files from paths or directories (``results-*.json`` inside)."""
     files: list[Path] = []
     for p in map(Path, paths):
-        if p.is_dir():
-            files.extend(sorted(p.glob("results-*.json")))
+        if p.is_dir():  # recomputed copies are read only when named explicitly
+            files.extend(f for f in sorted(p.glob("results-*.json")) if not f.name.endswith(RECOMPUTED_SUFFIX))
         elif p.exists():
             files.append(p)
         else:
@@ -49,6 +51,15 @@ def collect(paths: Sequence[str | os.PathLike]) -> list[dict[str, Any]]:
     if not files:
         raise CorruptgenError("no results files given (expected results-<model>.json from corruptgen eval)")
     return [load_results(f) for f in files]
+
+
+def recomputed_path(result: dict[str, Any]) -> Path:
+    """Where ``report --recompute`` saves a recomputed result: ``results-<model>.recomputed.json`` next to the
+    original (so its predictions file stays where the result says)."""
+    path = Path(result.get("_path") or f"results-{slug(result['model']['name'])}.json")
+    if path.name.endswith(RECOMPUTED_SUFFIX):
+        return path
+    return path.with_name(path.name.removesuffix(".json") + RECOMPUTED_SUFFIX)
 
 
 def recompute(result: dict[str, Any], options: MetricOptions) -> dict[str, Any]:
@@ -61,7 +72,8 @@ def recompute(result: dict[str, Any], options: MetricOptions) -> dict[str, Any]:
         raise CorruptgenError(f"predictions file {path} is missing")
     pred = Predictions.from_parquet(path)
     family = result["metrics"].get("family") or pred.meta.get("family", "generic")
-    return {**result, "metrics": json_safe(compute_metrics(pred, family, options)), "recomputed": True}
+    return {**result, "metrics": json_safe(compute_metrics(pred, family, options)), "recomputed": True,
+            "recomputed_from": Path(result.get("_path", "")).name}  # fmt: skip
 
 
 def _get(metrics: dict[str, Any], where: tuple[str, str]) -> float | None:
@@ -168,10 +180,16 @@ def _group(rs: list[dict[str, Any]], out: Path, options) -> tuple[list[str], lis
     lines += _table(["rank", "model", "clean top-1 %", "mean top-1 %", "mean RR (pts)", "mean APP",
                      "mean consistency", label + " %"], table)  # fmt: skip
     names = list(dict.fromkeys(n for r in rs for n in r["metrics"]["subsets"]))
-    lines += ["### Top-1 accuracy per subset (%)", ""]
+    counts = {n: _labelled(rs, n) for n in names}
+    labelled, images = (sum(c[i] for c in counts.values()) for i in (0, 1))
+    lines += ["### Top-1 accuracy per subset (%)", "",
+              f"{labelled} of {images} images carried a label (top-1 is over labelled images only).", ""]  # fmt: skip
     lines += _table(
-        ["subset", *(r["model"]["name"] for r in rs)],
-        [[n, *(_pct(r["metrics"]["subsets"].get(n, {}).get("top1")) for r in rs)] for n in names],
+        ["subset", "labelled / images", *(r["model"]["name"] for r in rs)],
+        [
+            [n, f"{counts[n][0]} / {counts[n][1]}", *(_pct(r["metrics"]["subsets"].get(n, {}).get("top1")) for r in rs)]
+            for n in names
+        ],
     )
     lines += _family_sections(rs, fam)
     extra = multi_model(rs, options)
@@ -198,6 +216,12 @@ def _group(rs: list[dict[str, Any]], out: Path, options) -> tuple[list[str], lis
     if notes:
         lines += ["### Notes", "", *(f"- {n}" for n in notes), ""]
     return lines, files, srows
+
+
+def _labelled(rs: list[dict[str, Any]], name: str) -> tuple[int, int]:
+    """(labelled images, images) of a subset, from the first result that has it (the same data for every model)."""
+    row = next(r["metrics"]["subsets"][name] for r in rs if name in r["metrics"]["subsets"])
+    return int(row.get("labelled") or 0), int(row.get("images") or 0)
 
 
 def _notes(m: dict[str, Any]) -> list[str]:

@@ -129,13 +129,19 @@ class EvalRun:
         for r in self.results:
             s = r["metrics"]["summary"]
             fam = r["metrics"]["family"]
-            parts = [f"{r['model']['name']} on {r['data']['benchmark'] or r['data']['source']} ({fam}):",
-                     f"{r['eval']['images']} images in {r['eval']['seconds']:.1f}s"]  # fmt: skip
+            where = r["data"]["benchmark"] or r["data"]["source"]
+            seconds = r["eval"]["seconds"]
+            parts = [f"{r['model']['name']} on {where} ({fam}):",
+                     f"{r['eval']['images']} images ({_labelled(r)} labelled) in {seconds:.1f}s"]  # fmt: skip
             for key, label in (("clean_top1", "clean top-1"), ("mean_top1", "mean corrupted top-1")):
                 if s.get(key) is not None:
                     parts.append(f"{label} {100 * s[key]:.2f}%")
             lines.append(" ".join(parts))
         return "\n".join(lines)
+
+
+def _labelled(result: dict) -> int:
+    return sum(int(row.get("labelled") or 0) for row in result["metrics"]["subsets"].values())
 
 
 def evaluate(

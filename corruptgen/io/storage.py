@@ -27,12 +27,15 @@ from typing import Any
 
 from ..errors import CorruptgenError
 from .hashing import sha256_stream
+from .remote_errors import remote_errors
 
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*(://|::)")
 _LOCAL_PROTOCOLS = ("file", "local")
 #: protocol → (package, corruptgen extra) for the implementations corruptgen declares as extras
 _EXTRAS = {"s3": ("s3fs", "s3"), "s3a": ("s3fs", "s3"), "gs": ("gcsfs", "gcs"), "gcs": ("gcsfs", "gcs")}
 TEMP_PREFIX = ".corruptgen-"
+#: object stores whose first path component is a bucket (checked when a location is opened)
+_BUCKET_PROTOCOLS = {"s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "adl", "oss"}
 
 
 def is_url(location: str | os.PathLike) -> bool:
@@ -88,13 +91,23 @@ def _filesystem(url: str):
 
 
 class Location:
-    """A build directory behind an fsspec URL; paths below it are ``/``-separated relative paths."""
+    """A build directory behind an fsspec URL; paths below it are ``/``-separated relative paths.
+
+    Opening one makes a first request on object stores (the bucket exists and these credentials may read it), so
+    missing credentials, an unreachable endpoint, a missing bucket or denied access fail at once, in one line
+    (:mod:`corruptgen.io.remote_errors`); every later call maps those failures the same way.
+    """
 
     def __init__(self, url: str) -> None:
         stripped = url.rstrip("/")
         self.url = url if stripped.endswith(":") else stripped
         self.fs, root = _filesystem(self.url)
         self.root = root.rstrip("/")
+        protocols = {self.fs.protocol} if isinstance(self.fs.protocol, str) else set(self.fs.protocol)
+        self.bucket = self.root.lstrip("/").split("/", 1)[0] if protocols & _BUCKET_PROTOCOLS else None
+        if self.bucket:
+            with remote_errors(self.url, bucket=self.bucket):
+                self.fs.info(self.bucket)
 
     def __str__(self) -> str:
         return self.url
@@ -106,39 +119,45 @@ class Location:
         return join(self.url, rel)  # type: ignore[return-value]
 
     def exists(self, rel: str = "") -> bool:
-        return self.fs.exists(self.path(rel))
+        with remote_errors(self.url):
+            return self.fs.exists(self.path(rel))
 
     def isfile(self, rel: str = "") -> bool:
-        return self.fs.isfile(self.path(rel))
+        with remote_errors(self.url):
+            return self.fs.isfile(self.path(rel))
 
     def size(self, rel: str) -> int | None:
-        try:
-            return self.fs.size(self.path(rel))
-        except FileNotFoundError:
-            return None
+        with remote_errors(self.url):
+            try:
+                return self.fs.size(self.path(rel))
+            except FileNotFoundError:
+                return None
 
     def read_bytes(self, rel: str) -> bytes | None:
         """The object's bytes, or ``None`` if it does not exist."""
-        try:
-            return self.fs.cat_file(self.path(rel))
-        except FileNotFoundError:
-            return None
+        with remote_errors(self.url):
+            try:
+                return self.fs.cat_file(self.path(rel))
+            except FileNotFoundError:
+                return None
 
     def sha256(self, rel: str, chunk: int = 1 << 22) -> str | None:
         """sha256 of the object, streamed (never held whole in memory); ``None`` if it does not exist."""
-        try:
-            with self.fs.open(self.path(rel), "rb") as f:
-                return sha256_stream(f, chunk)
-        except FileNotFoundError:
-            return None
+        with remote_errors(self.url):
+            try:
+                with self.fs.open(self.path(rel), "rb") as f:
+                    return sha256_stream(f, chunk)
+            except FileNotFoundError:
+                return None
 
     def put_file(self, local: str | os.PathLike, rel: str) -> None:
         """Upload a complete local file to ``rel`` with one put (atomic on object stores)."""
         target = self.path(rel)
         parent = target.rsplit("/", 1)[0]
-        if parent:
-            self.fs.makedirs(parent, exist_ok=True)  # a no-op on object stores
-        self.fs.put_file(os.fspath(local), target)
+        with remote_errors(self.url, bucket=self.bucket):
+            if parent:
+                self.fs.makedirs(parent, exist_ok=True)  # a no-op on object stores
+            self.fs.put_file(os.fspath(local), target)
 
     def put_bytes(self, rel: str, data: bytes) -> None:
         """Upload ``data`` to ``rel`` the same way as a shard: a local temporary file, then one put."""
@@ -149,7 +168,8 @@ class Location:
 
     def remove_tree(self, rel: str) -> None:
         if self.exists(rel):
-            self.fs.rm(self.path(rel), recursive=True)
+            with remote_errors(self.url):
+                self.fs.rm(self.path(rel), recursive=True)
 
     def find(self, rel: str, suffix: str) -> list[str]:
         """Relative paths of the files below ``rel`` whose names end with ``suffix``."""
@@ -157,7 +177,9 @@ class Location:
             return []
         base = self.root.lstrip("/") + "/"
         found = []
-        for p in self.fs.find(self.path(rel)):
+        with remote_errors(self.url):
+            listed = self.fs.find(self.path(rel))
+        for p in listed:
             p = p.rstrip("/").lstrip("/")
             if p.endswith(suffix) and p.startswith(base):
                 found.append(p[len(base) :])

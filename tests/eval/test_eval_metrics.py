@@ -279,7 +279,8 @@ def test_algorithm2_by_hand_and_units():
     syn = {m: {"clean": c, "x": a, "y": b} for m, c, a, b in
            (("m1", 0.8, 0.5, 0.6), ("m2", 0.7, 0.5, 0.6), ("m3", 0.6, 0.3, 0.5), ("m4", 0.9, 0.8, 0.8))}  # fmt: skip
     nat = {m: {"clean": 100 * syn[m]["clean"], "natA": v} for m, v in (("m1", 60), ("m2", 55), ("m3", 45), ("m4", 80))}
-    out = syn2nat.benchmark_correlations(syn, nat, [["x"], ["x", "y"]])
+    out = syn2nat.benchmark_correlations(syn, nat, [["x"], ["x", "y"]], synthetic_unit="fraction",
+                                         natural_unit="percent")  # fmt: skip
     # natural RR (fractions): [0.2, 0.15, 0.15, 0.1]; bench ["x"] RR: [0.3, 0.2, 0.3, 0.1]
     # bench ["x","y"] RR: mean of ([0.3,0.2,0.3,0.1], [0.2,0.1,0.1,0.1]) = [0.25, 0.15, 0.2, 0.1]
 
@@ -293,7 +294,29 @@ def test_algorithm2_by_hand_and_units():
     assert res["r"] == pytest.approx([r1, r2]) and res["mean_r"] == pytest.approx((r1 + r2) / 2)  # mean over all
     assert 0 < res["mean_p"] < 1 and any("percent" in n for n in out["notes"])
     with pytest.raises(CorruptgenError, match="not in the synthetic table"):
-        syn2nat.benchmark_correlations(syn, nat, [["zzz"]])
+        syn2nat.benchmark_correlations(syn, nat, [["zzz"]], synthetic_unit="fraction", natural_unit="percent")
+
+
+def test_algorithm2_unit_is_declared_never_guessed():
+    """A percent table whose values are all <= 1.5 (very low accuracies) must be read as percent when declared so:
+    a guess would read it as fractions, and with a fraction-valued partner table the sign of r flips."""
+    syn = {m: {"clean": c, "x": a} for m, c, a in
+           (("m1", 0.8, 0.4), ("m2", 0.7, 0.5), ("m3", 0.6, 0.5), ("m4", 0.9, 0.4))}  # fmt: skip
+    # natural accuracies in percent, all <= 1; the natural table has no clean column (synthetic clean is used)
+    nat = {m: {"natA": v} for m, v in (("m1", 0.9), ("m2", 0.4), ("m3", 0.2), ("m4", 1.0))}
+    res = syn2nat.benchmark_correlations(syn, nat, [["x"]], synthetic_unit="fraction", natural_unit="percent")
+    nat_rr = [syn[m]["clean"] - nat[m]["natA"] / 100 for m in ("m1", "m2", "m3", "m4")]
+    syn_rr = [syn[m]["clean"] - syn[m]["x"] for m in ("m1", "m2", "m3", "m4")]
+    expected = float(np.corrcoef(nat_rr, syn_rr)[0, 1])
+    assert res["natural"]["natA"]["mean_r"] == pytest.approx(expected) and expected > 0
+    as_fraction = syn2nat.benchmark_correlations(syn, nat, [["x"]], synthetic_unit="fraction", natural_unit="fraction")
+    assert as_fraction["natural"]["natA"]["mean_r"] < 0  # what the old guess computed: r flips sign
+    assert res["units"] == {"synthetic": "fraction", "natural": "percent"}
+    with pytest.raises(CorruptgenError, match="pass --unit percent"):  # percentages declared as fractions
+        syn2nat.benchmark_correlations(syn, {m: {"natA": 60.0 + i} for i, m in enumerate(syn)}, [["x"]],
+                                       synthetic_unit="fraction", natural_unit="fraction")  # fmt: skip
+    with pytest.raises(TypeError):  # no default unit
+        syn2nat.benchmark_correlations(syn, nat, [["x"]])
 
 
 # ---- OpticsBench ----------------------------------------------------------------------------------------------------

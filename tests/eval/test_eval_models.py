@@ -108,3 +108,20 @@ def test_torchvision_and_timm_are_import_guarded(lib):
 def test_unknown_model_lists_the_forms():
     with pytest.raises(UnknownNameError, match=r"built-in \(efficientnet_lite0\), module:attribute, torchscript"):
         load_model("resnet_nope")
+
+
+def test_module_attribute_from_the_current_directory_without_python_m(tmp_path, monkeypatch):
+    """The ``corruptgen`` console script does not put the current directory on sys.path (``python -m`` does): a
+    ``mymodule:net`` spec must still import the module from the folder the command runs in."""
+    import os
+    import sys
+
+    (tmp_path / "cg_cwd_model.py").write_text("import torch\nnet = torch.nn.Sequential(torch.nn.Flatten(), "
+                                              "torch.nn.LazyLinear(3))\nnet.input_size = 8\n")  # fmt: skip
+    monkeypatch.chdir(tmp_path)
+    here = str(tmp_path)
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if p not in ("", ".") and os.path.abspath(p) != here])
+    monkeypatch.delitem(sys.modules, "cg_cwd_model", raising=False)
+    m = load_model("cg_cwd_model:net")
+    assert m.name == "net" and m.input_size == 8
+    assert m(torch.zeros((2, 8, 8, 3), dtype=torch.uint8)).shape == (2, 3)

@@ -53,9 +53,16 @@ def test_default_model_on_a_tiny_build(default_eval, tiny_syn2nat):
     assert "Syn2Nat score" in (default_eval / "report.md").read_text()
 
 
-def test_report_recomputes_from_predictions(default_eval, tmp_path):
+def test_report_recomputes_from_predictions(default_eval, tmp_path, capsys):
     assert main(["report", str(default_eval), "--out", str(tmp_path / "rep"), "--recompute"]) == 0
     original = load_results(default_eval / "results-efficientnet_lite0.json")
+    saved_path = default_eval / "results-efficientnet_lite0.recomputed.json"
+    assert f"wrote recomputed results {saved_path}" in capsys.readouterr().out
+    saved = load_results(saved_path)  # full precision, not only the report's rounded text
+    assert saved["recomputed"] and saved["recomputed_from"] == "results-efficientnet_lite0.json"
+    assert saved["metrics"]["subsets"] == original["metrics"]["subsets"]
+    assert main(["report", str(default_eval), "--out", str(tmp_path / "rep2")]) == 0  # the copy is not read twice
+    assert "report for 1 result file(s)" in capsys.readouterr().out
     from corruptgen.eval.report import collect, recompute
 
     again = recompute(collect([default_eval])[0], MetricOptions())
@@ -267,9 +274,14 @@ def test_analyze_overlap_and_correlation_cli(tmp_path, capsys):
     syn.write_text("model,clean,a1,b1\nm1,0.8,0.5,0.6\nm2,0.7,0.5,0.6\nm3,0.6,0.3,0.5\nm4,0.9,0.8,0.8\n")
     nat = tmp_path / "nat.csv"
     nat.write_text("model,natA\nm1,0.6\nm2,0.55\nm3,0.45\nm4,0.8\n")
-    assert main(["analyze", "correlation", str(syn), str(nat), "--out", str(tmp_path / "c.json")]) == 0
+    assert main(["analyze", "correlation", str(syn), str(nat), "--out", str(tmp_path / "c.json")]) == 2
+    assert "--unit percent|fraction" in capsys.readouterr().err  # the unit is never guessed
+    assert main(["analyze", "correlation", str(syn), str(nat), "--unit", "fraction", "--out",
+                 str(tmp_path / "c.json")]) == 0  # fmt: skip
     res = json.loads((tmp_path / "c.json").read_text())
+    assert res["units"] == {"synthetic": "fraction", "natural": "fraction"}
     assert len(res["natural"]["natA"]["r"]) == 1 and -1 <= res["natural"]["natA"]["mean_r"] <= 1
-    assert main(["analyze", "correlation", str(syn), str(nat), "--categories", str(tmp_path / "ov/categories.json"),
-                 "--n", "2", "--k", "1", "--count", "3"]) == 2  # a1..b3 are not columns of syn.csv  # fmt: skip
+    cats = str(tmp_path / "ov/categories.json")  # a1..b3 are not columns of syn.csv
+    assert main(["analyze", "correlation", str(syn), str(nat), "--categories", cats, "--n", "2", "--k", "1",
+                 "--count", "3", "--unit", "fraction"]) == 2  # fmt: skip
     assert "not in the synthetic table" in capsys.readouterr().err

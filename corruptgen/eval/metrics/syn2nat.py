@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import csv
+import math
 import os
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -201,32 +202,49 @@ def find_categories(
 # ---- Algorithm 2 ----------------------------------------------------------------------------------------------------
 
 
-def to_fraction(table: Mapping[str, Mapping[str, float]]) -> tuple[dict[str, dict[str, float]], bool]:
-    """Accuracies as fractions: a table with any value above 1.5 is taken as percent and divided by 100 (the
-    reference mixed the two units; spec syn2nat.md §6)."""
-    values = [v for row in table.values() for v in row.values()]
-    percent = bool(values) and max(values) > 1.5
-    scale = 0.01 if percent else 1.0
-    return {m: {c: v * scale for c, v in row.items()} for m, row in table.items()}, percent
+UNITS = ("percent", "fraction")
+
+
+def to_fraction(
+    table: Mapping[str, Mapping[str, float]], unit: str, name: str = "table"
+) -> dict[str, dict[str, float]]:
+    """Accuracies as fractions, from a table in the declared ``unit`` (``"percent"`` or ``"fraction"``).
+
+    The unit is never guessed (a percent table whose values are all small would be read as fractions): values
+    outside the unit's range (above 1 for fractions, above 100 for percent, or negative) are an error."""
+    if unit not in UNITS:
+        raise CorruptgenError(f"the unit of the {name} accuracies must be 'percent' or 'fraction', got {unit!r}")
+    values = [v for row in table.values() for v in row.values() if v is not None and math.isfinite(v)]
+    top = 1.0 if unit == "fraction" else 100.0
+    bad = [v for v in values if not 0 <= v <= top]
+    if bad:
+        hint = " (percentages? pass --unit percent)" if unit == "fraction" and max(bad) <= 100 else ""
+        raise CorruptgenError(f"{name} accuracies declared as {unit} hold {bad[0]:g}, outside [0, {top:g}]{hint}")
+    scale = 0.01 if unit == "percent" else 1.0
+    return {m: {c: v * scale for c, v in row.items()} for m, row in table.items()}
 
 
 def benchmark_correlations(
     synthetic: Mapping[str, Mapping[str, float]],
     natural: Mapping[str, Mapping[str, float]],
     benchmarks: Sequence[Sequence[str]],
+    *,
+    synthetic_unit: str,
+    natural_unit: str,
 ) -> dict[str, Any]:
-    """Algorithm 2 (seed 000 §5): for each natural-shift benchmark NB (a column of ``natural``), the mean over the
-    synthetic benchmarks sb of Pearson r between the models' residual robustness to NB and to sb.
+    """Algorithm 2 (Laugros et al., BMVC 2021, §5): for each natural-shift benchmark NB (a column of ``natural``),
+    the mean over the synthetic benchmarks sb of Pearson r between the models' residual robustness to NB and to sb.
 
     Tables map model → {column: accuracy}, each with a ``clean`` column (``natural`` may omit it: the synthetic clean
-    accuracy is used). The residual robustness to sb is the mean over its corruptions of clean − acc. Units are made
-    consistent first (:func:`to_fraction`), and the returned r is the mean over **all** benchmarks with its mean
-    p-value: the reference used ``np.mean`` of the last benchmark's r only (spec §6); this follows the paper.
+    accuracy is used). The residual robustness to sb is the mean over its corruptions of clean − acc. Each table's
+    unit is declared, ``"percent"`` or ``"fraction"`` (:func:`to_fraction`; the authors' code mixed the two). The
+    returned r is the mean over **all** benchmarks with its mean p-value (the authors' code averaged the last
+    benchmark's r only); this follows the paper.
     """
     from scipy.stats import pearsonr
 
-    syn, syn_pct = to_fraction(synthetic)
-    nat, nat_pct = to_fraction(natural)
+    syn = to_fraction(synthetic, synthetic_unit, "synthetic")
+    nat = to_fraction(natural, natural_unit, "natural")
     models = [m for m in syn if m in nat]
     if len(models) < 3:
         raise CorruptgenError(f"Algorithm 2 needs at least 3 models in both tables, found {len(models)} in common")
@@ -261,9 +279,10 @@ def benchmark_correlations(
         out[col] = {"mean_r": float(np.nanmean(rs)) if np.isfinite(rs).any() else None,
                     "mean_p": float(np.nanmean(ps)) if np.isfinite(ps).any() else None,
                     "n_benchmarks": len(benchmarks), "r": rs, "p": ps}  # fmt: skip
-    notes = [f"{name} accuracies were percentages; converted to fractions" for name, pct in
-             (("synthetic", syn_pct), ("natural", nat_pct)) if pct]  # fmt: skip
-    return {"models": models, "natural": out, "notes": notes}
+    notes = [f"{name} accuracies were declared as percent; converted to fractions" for name, unit in
+             (("synthetic", synthetic_unit), ("natural", natural_unit)) if unit == "percent"]  # fmt: skip
+    return {"models": models, "natural": out, "units": {"synthetic": synthetic_unit, "natural": natural_unit},
+            "notes": notes}  # fmt: skip
 
 
 # ---- CSV tables -----------------------------------------------------------------------------------------------------
