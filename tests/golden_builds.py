@@ -22,6 +22,8 @@ RECIPES: dict[str, dict] = {
     "vcr": {"subsets": "gaussian_blur,brightness", "per_image": 2, "limit": 3},
     "opticsbench-rg": {"subsets": "coma", "severities": "2", "limit": 2},
     "opticsbench": {"subsets": "defocus_spherical,astigmatism,defocus_disk", "severities": "1,5", "limit": 3},
+    "cifar10-c": {"subsets": "glass_blur,frost,elastic_transform,spatter", "severities": "1,5", "limit": 3},
+    "tinyimagenet-c": {"subsets": "snow,fog,pixelate", "severities": "1,5", "limit": 3},
 }
 #: plans whose ids are pinned (an id names a build: a changed id means existing builds can no longer be resumed)
 PLAN_CASES: list[tuple[str, dict]] = [

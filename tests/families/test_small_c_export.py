@@ -106,3 +106,19 @@ def test_tinyimagenet_c_folders(tmp_path: Path) -> None:
     with tarfile.open(next((out / "data" / "fog_s3").glob("*.tar"))) as tar:
         shard = tar.extractfile("val_0.jpg").read()
     assert (tmp_path / "Tiny-ImageNet-C" / "fog/3/n01443537/val_0.JPEG").read_bytes() == shard
+
+
+def test_cifar_c_blocks_must_hold_the_same_images() -> None:
+    from corruptgen.families.cifar10_c.export import _block, _Unaligned
+
+    image = np.zeros((32, 32, 3), np.uint8)
+    samples = [("b", 1, image + 1), ("a", 0, image)]
+    assert np.array_equal(_block(samples, ["a", "b"], "x"), np.stack([image, image + 1]))  # put in source order
+    for bad, order in (
+        ([("a", 0, image)], ["a", "b"]),
+        ([("a", 0, image), ("c", 0, image)], ["a", "b"]),
+        ([("a", 0, image), ("b", 0, np.zeros((16, 16, 3), np.uint8))], ["a", "b"]),
+        ([], []),
+    ):
+        with pytest.raises(_Unaligned):
+            _block(bad, order, "x")

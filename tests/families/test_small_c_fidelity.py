@@ -17,7 +17,7 @@ from corruptgen.corruptions import get
 from corruptgen.errors import CorruptgenError
 from corruptgen.families.imagenet_c import TABLES, frost_dir
 
-FAMILIES = (("cifar10_c", 32), ("tinyimagenet_c", 64), ("imagenet64_c", 64))
+FAMILIES = (("cifar10_c", 32), ("cifar100_c", 32), ("tinyimagenet_c", 64), ("imagenet64_c", 64))
 IMAGES = {32: photos(32, ("astronaut", "chelsea", "coffee")), 64: photos(64, ("astronaut", "chelsea", "coffee"))}
 
 

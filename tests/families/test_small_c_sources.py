@@ -118,3 +118,15 @@ def test_other_sizes_follow_the_reference_resize(tmp_path: Path) -> None:
     clean = [np.asarray(Image.open(io.BytesIO(f["png"]))) for _, f in Build.open(out).iter_samples("clean")]
     expected = [np.asarray(Image.fromarray(a).resize((64, 64), Image.Resampling.BILINEAR)) for a in photos(48)]
     assert np.array_equal(np.stack(clean), np.stack(expected))
+
+
+def test_family_default_format() -> None:
+    """CIFAR builds store PNG by default (lossless, like the released arrays); --format still wins; other families
+    keep JPEG."""
+    from corruptgen.api import make_plan
+    from corruptgen.family import get_benchmark
+
+    assert make_plan("cifar10-c", image_format=None).image_format == "png"
+    assert get_benchmark("cifar100-c").plan().image_format == "png"
+    assert make_plan("cifar10-c", image_format="jpg").image_format == "jpg"
+    assert make_plan("tinyimagenet-c").image_format == "jpg" and make_plan("imagenet-c").image_format == "jpg"

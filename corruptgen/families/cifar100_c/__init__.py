@@ -1,3 +1,4 @@
-"""CIFAR-100-C: the corruptions and constants of CIFAR-10-C (the same ``make_cifar_c.py``) on CIFAR-100 images."""
+"""CIFAR-100-C: CIFAR-10-C's constants (the same ``make_cifar_c.py``) registered as ``cifar100_c/<name>``, and the
+``cifar100-c`` family."""
 
 from . import benchmark  # noqa: F401

@@ -42,12 +42,32 @@ def _samples(build: Build, subset: str, out: ExportDir) -> Iterator[tuple[str, i
         yield key, sample_label(build.metadata(fields), fields), pixels
 
 
-def _write_array(out: ExportDir, rel: str, blocks: Iterator[np.ndarray], shape: tuple[int, ...]) -> None:
-    """Stream ``blocks`` (uint8, concatenated along axis 0 they have ``shape``) into a ``.npy`` file."""
+class _Unaligned(Exception):
+    """A block that cannot sit at its place in a stacked array (other images, other sizes); the reason is noted."""
+
+
+def _block(samples: list[tuple[str, int | None, np.ndarray]], order: list[str], what: str) -> np.ndarray:
+    """The images of ``samples`` in ``order`` (the source order of the first exported subset), stacked."""
+    by_key = {key: image for key, _, image in samples}
+    if not by_key:
+        raise _Unaligned(f"{what} has no image")
+    if len(by_key) != len(order) or set(by_key) != set(order):
+        raise _Unaligned(f"{what} holds other images than the first exported subset")
+    shapes = {image.shape for image in by_key.values()}
+    if len(shapes) != 1:
+        raise _Unaligned(f"{what} has images of different sizes {sorted(shapes)}")
+    return np.stack([by_key[key] for key in order])
+
+
+def _write_stacked(out: ExportDir, rel: str, blocks: Iterator[np.ndarray], count: int) -> None:
+    """Stream ``count`` equal blocks into one uint8 ``.npy`` file (``_Unaligned`` from a block: nothing written)."""
+    first = next(blocks)
     with out.open(rel) as f:
-        np.lib.format.write_array_header_1_0(f, {"descr": "|u1", "fortran_order": False, "shape": shape})
+        header = {"descr": "|u1", "fortran_order": False, "shape": (count * len(first), *first.shape[1:])}
+        np.lib.format.write_array_header_1_0(f, header)
+        f.write(np.ascontiguousarray(first).tobytes())
         for block in blocks:
-            f.write(np.ascontiguousarray(block, dtype=np.uint8).tobytes())
+            f.write(np.ascontiguousarray(block).tobytes())
 
 
 def _grid(build: Build, out: ExportDir, subsets: list[str]) -> tuple[dict[str, dict[int, str]], str | None]:
@@ -76,47 +96,36 @@ def _grid(build: Build, out: ExportDir, subsets: list[str]) -> tuple[dict[str, d
 def cifar_c(build: Build, out: ExportDir, subsets: list[str], options: dict[str, str]) -> None:
     """The released CIFAR-10-C arrays (module docstring)."""
     grid, clean = _grid(build, out, subsets)
-    order: list[str] | None = None  # source keys in source order: index i of every block
+    order: list[str] = []  # source keys in source order: row i of every block
     labels: list[int | None] = []
+
+    def blocks(corruption: str, by_severity: dict[int, str]) -> Iterator[np.ndarray]:
+        nonlocal order, labels
+        for s in SEVERITIES:
+            samples = list(_samples(build, by_severity[s], out))
+            if not order:
+                order, labels = [k for k, _, _ in samples], [label for _, label, _ in samples]
+            yield _block(samples, order, f"{corruption} severity {s}")
+            out.folder(by_severity[s], f"{corruption}.npy[{(s - 1) * len(order)}:{s * len(order)}]")
+
     for corruption, by_severity in grid.items():
         missing = [s for s in SEVERITIES if s not in by_severity]
         if missing:
             out.note(f"{corruption}: severities {missing} not exported, so no {corruption}.npy (it stacks all 5)")
             continue
-        blocks, shape = [], None
-        for s in SEVERITIES:
-            samples = list(_samples(build, by_severity[s], out))
-            keys = [k for k, _, _ in samples]
-            if order is None:
-                order, labels = keys, [label for _, label, _ in samples]
-            if sorted(keys) != sorted(order) or not samples:
-                out.note(f"{corruption}: severity {s} holds other images than the first exported corruption: "
-                         f"{corruption}.npy not written (its blocks must be aligned)")  # fmt: skip
-                blocks = []
-                break
-            by_key = {k: image for k, _, image in samples}
-            shape = by_key[order[0]].shape
-            if any(image.shape != shape for image in by_key.values()):
-                out.note(f"{corruption}: images of different sizes cannot be stacked; not written")
-                blocks = []
-                break
-            blocks.append(np.stack([by_key[k] for k in order]))
-            out.folder(by_severity[s], f"{corruption}.npy[{(s - 1) * len(order)}:{s * len(order)}]")
-        if len(blocks) == len(SEVERITIES):
-            _write_array(out, f"{corruption}.npy", iter(blocks), (len(SEVERITIES) * len(order), *shape))
+        try:
+            _write_stacked(out, f"{corruption}.npy", blocks(corruption, by_severity), len(SEVERITIES))
+        except _Unaligned as e:
+            out.note(f"{e}: {corruption}.npy not written (its 5 blocks must hold the same images)")
     if clean is not None:
-        samples = {k: image for k, _, image in _samples(build, clean, out)}
-        if order is None or sorted(samples) == sorted(order):
-            keys = order or list(samples)
-            if order is None:
-                order = keys
-                labels = [sample_label(build.metadata(f), f) for _, f in build.iter_samples(clean, wanted)]
-            if keys:
-                stacked = np.stack([samples[k] for k in keys])
-                _write_array(out, "clean.npy", iter([stacked]), stacked.shape)
-                out.folder(clean, "clean.npy")
-        else:
-            out.note("clean holds other images than the corruptions: clean.npy not written")
+        samples = list(_samples(build, clean, out))
+        if not order:
+            order, labels = [k for k, _, _ in samples], [label for _, label, _ in samples]
+        try:
+            _write_stacked(out, "clean.npy", iter([_block(samples, order, clean)]), 1)
+            out.folder(clean, "clean.npy")
+        except _Unaligned as e:
+            out.note(f"{e}: clean.npy not written")
     if order:
         _write_labels(out, labels)
 
