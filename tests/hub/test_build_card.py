@@ -98,7 +98,7 @@ def test_figures_are_matplotlib_plots_with_axes_and_a_real_delta_glyph(monkeypat
 
     drawn = []
     real_png = figures._png
-    monkeypatch.setattr(figures, "_png", lambda fig: drawn.append(fig) or real_png(fig))
+    monkeypatch.setattr(figures, "_png", lambda fig, **kw: drawn.append(fig) or real_png(fig, **kw))
     png = figures.delta_v_histogram({"gaussian_noise": [i / 300 for i in range(300)], "fog": [0.5] * 30})
     assert png[:4] == b"\x89PNG"
     (fig,) = drawn
