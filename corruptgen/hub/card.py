@@ -153,8 +153,11 @@ def write_card(directory: str | Path, **options: Any) -> Card:
 
 def refresh_card(directory: str | Path, *, progress: bool = False) -> Card | None:
     """Write the card of a finished build unless the README already is the card of this very manifest (a card
-    written with options, e.g. ``corruptgen card --license``, is kept); returns the card written, or None."""
+    written with options, e.g. ``corruptgen card --license``, is kept) or the build has no sample at all (every input
+    skipped: there is nothing to describe); returns the card written, or None."""
     store = CardStore(directory)
+    if not Build.open(store.where).configs():
+        return None
     current = card_marker(directory)
     if current is not None and current["manifest_sha256"] == hashlib.sha256(store.read(MANIFEST) or b"").hexdigest():
         return None

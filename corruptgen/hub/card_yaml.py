@@ -133,9 +133,7 @@ def scan_build(build: Build, *, limit: int | None = None, progress: bool = False
         values: list[float] = []
 
         def on_meta(meta: dict, values=values) -> None:
-            label = meta.get("label")
-            if isinstance(label, int) and not isinstance(label, bool) and label >= 0:
-                labels[label] = labels.get(label) or meta.get("label_name")
+            record_label(meta, labels)
             params = meta.get("params")
             if isinstance(params, dict):
                 for key in DELTA_V_KEYS:
@@ -150,6 +148,13 @@ def scan_build(build: Build, *, limit: int | None = None, progress: bool = False
         if values:
             delta_v[name] = values
     return ScanResult(schemas, delta_v, hashes, labels)
+
+
+def record_label(meta: dict, labels: dict[int, str | None]) -> None:
+    """Note a sample json's class index and name in ``labels`` (index -> name)."""
+    label = meta.get("label")
+    if isinstance(label, int) and not isinstance(label, bool) and label >= 0:
+        labels[label] = labels.get(label) or meta.get("label_name")
 
 
 def class_names(build: Build, scan: ScanResult) -> list[str] | None:

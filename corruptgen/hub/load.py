@@ -12,6 +12,7 @@ from typing import Any
 
 from ..errors import CorruptgenError
 from .card import README, Build, card_marker
+from .card_yaml import ScanResult, class_names, record_label
 from .features import scan_subset
 from .stream import DECODES, _unknown_subset, torch_loader
 
@@ -42,9 +43,9 @@ def load(
         streaming: stream the shards instead of preparing an Arrow cache.
         kwargs: passed to ``datasets.load_dataset`` (``revision``, ``cache_dir``, ``token``, ...).
 
-    A local directory whose README.md was written by ``corruptgen card`` for this very manifest is loaded through the
-    card (declared features, one config per subset); otherwise the subset's shards are read directly with features
-    inferred from its samples.
+    A local directory whose README.md was written (by the build or ``corruptgen card``) for this very manifest is
+    loaded through the card (declared features, one config per subset); otherwise the subset's shards are read
+    directly with features inferred from its samples (``cls`` with the same class names as a card gives).
     """
     import datasets
 
@@ -67,7 +68,9 @@ def load(
         if marker and marker["manifest_sha256"] == build.manifest_sha256() and subset in _card_configs(local):
             return datasets.load_dataset(str(local), name=subset, split=split, streaming=streaming, **kwargs)
         shards = [str((local / rel).resolve()) for rel in build.shards(subset)]
-        features = scan_subset(shards).features()
+        labels: dict[int, str | None] = {}
+        schema = scan_subset(shards, on_meta=lambda meta: record_label(meta, labels))
+        features = schema.features(class_names=class_names(build, ScanResult({subset: schema}, {}, {}, labels)))
         return datasets.load_dataset("webdataset", data_files={split: shards}, split=split, streaming=streaming,
                                      features=features, **kwargs)  # fmt: skip
     if isinstance(path_or_repo, Path) or str(path_or_repo).startswith((".", "/", "~")):

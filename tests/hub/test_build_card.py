@@ -98,7 +98,7 @@ def test_figures_are_matplotlib_plots_with_axes_and_a_real_delta_glyph(monkeypat
 
     drawn = []
     real_png = figures._png
-    monkeypatch.setattr(figures, "_png", lambda fig: drawn.append(fig) or real_png(fig))
+    monkeypatch.setattr(figures, "_png", lambda fig, **kw: drawn.append(fig) or real_png(fig, **kw))
     png = figures.delta_v_histogram({"gaussian_noise": [i / 300 for i in range(300)], "fog": [0.5] * 30})
     assert png[:4] == b"\x89PNG"
     (fig,) = drawn
@@ -128,3 +128,14 @@ def test_make_plan_sizes_shards_from_the_source_and_an_explicit_size_wins(tmp_pa
     assert corruptgen.make_plan("syn2nat", source=source).shard_size == 17  # 130 inputs -> 8 shards per subset
     assert corruptgen.make_plan("syn2nat", source=source, limit=40).shard_size == 16
     assert corruptgen.make_plan("syn2nat", source=source, shard_size=1000).shard_size == 1000
+
+
+def test_a_build_whose_inputs_are_all_skipped_still_succeeds_without_a_card(tmp_path):
+    (tmp_path / "bad").mkdir()
+    for i in range(2):
+        (tmp_path / "bad" / f"broken{i}.jpg").write_bytes(b"not a jpeg")
+    out = tmp_path / "out"
+    assert main(["build", "syn2nat", "--source", f"imagefolder:{tmp_path / 'bad'}", "--subsets", "solarize",
+                 "--out", str(out), "--no-progress"]) == 0  # fmt: skip
+    assert json.loads((out / "syn2nat/manifest.json").read_text())["counts"]["skipped_inputs"] == 2
+    assert not (out / "syn2nat/README.md").exists()
