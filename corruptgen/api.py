@@ -88,12 +88,20 @@ def build(
     run = RunOptions(workers=workers, device=device, batch_size=batch_size, io_threads=io_threads, engine=engine,
                      ray=ray, progress=progress)  # fmt: skip
     result = render(plan, join(out, benchmark), run, overwrite=overwrite, wait_lock=wait_lock,
-                    force_unlock=force_unlock, invocation=record(benchmark, given))  # fmt: skip
-    if card:
-        from .hub.card import refresh_card
-
-        refresh_card(result.out_dir, progress=progress)
+                    force_unlock=force_unlock, invocation=record(benchmark, given),
+                    finish=_write_card(progress) if card else None)  # fmt: skip
     counts = result.manifest["counts"]
     if strict and (counts["skipped_inputs"] or counts["failed_samples"]):
         raise CorruptgenError(f"--strict: {result.summary()}")
     return result
+
+
+def _write_card(progress: bool):
+    """Write the dataset card of a finished build (inside its build lock)."""
+
+    def finish(result: BuildResult) -> None:
+        from .hub.card import refresh_card
+
+        refresh_card(result.out_dir, progress=progress)
+
+    return finish

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -152,13 +152,15 @@ def render(
     wait_lock: float = 0,
     force_unlock: bool = False,
     invocation: dict[str, Any] | None = None,
+    finish: Callable[[BuildResult], None] | None = None,
 ) -> BuildResult:
     """Execute ``plan`` into ``out_dir`` (resuming a previous, interrupted build of the same plan, or adding subsets
     to a build of the same settings: see :mod:`corruptgen.build_dir`), holding the directory's build lock
     (:mod:`corruptgen.io.lock`; ``wait_lock`` seconds to wait for it, ``force_unlock`` removes a stale remote lock).
 
     ``run`` (workers, device, batching, engine) changes speed only, never the bytes. ``invocation`` (the build
-    command, :mod:`corruptgen.invocation`) is recorded in the manifest.
+    command, :mod:`corruptgen.invocation`) is recorded in the manifest; ``finish`` (e.g. writing the dataset card)
+    runs on the result while the lock is still held.
     """
     run = run or RunOptions()
     local = local_path(out_dir)
@@ -171,7 +173,10 @@ def render(
         raise CorruptgenError(f"source {plan.source.spec!r} has no images")
     with build_lock(out, wait=wait_lock, force_unlock=force_unlock):
         previous = prepare_output(out, plan, n, overwrite=overwrite)
-        return _execute(plan, out, target, source, previous, run, invocation)
+        result = _execute(plan, out, target, source, previous, run, invocation)
+        if finish is not None:
+            finish(result)
+        return result
 
 
 def _execute(
