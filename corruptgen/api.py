@@ -9,6 +9,7 @@ from .engine import BuildResult, render
 from .errors import CorruptgenError
 from .executors import RayOptions
 from .family import get_benchmark
+from .io.decode import DEFAULT_MAX_BYTES
 from .io.storage import join
 from .plan import Plan, SourceSpec
 
@@ -48,6 +49,7 @@ def build(
     image_column: str | None = None,
     label_column: str | None = None,
     max_pixels: int = 100_000_000,
+    max_bytes: int = DEFAULT_MAX_BYTES,
     strict: bool = False,
     overwrite: bool = False,
     progress: bool = False,
@@ -65,7 +67,9 @@ def build(
         >>> result = corruptgen.build("syn2nat", subsets="solarize,posterize", out="/tmp/cg")  # doctest: +SKIP
         >>> result.manifest["counts"]["samples"]  # doctest: +SKIP
 
-    With ``strict=True`` any skipped input or failed sample raises :class:`CorruptgenError` after the build.
+    Inputs whose file exceeds ``max_bytes`` or whose declared pixel count exceeds ``max_pixels`` are skipped with
+    their reason. With ``strict=True`` any skipped input or failed sample raises :class:`CorruptgenError` after the
+    build.
     ``family_options`` are the benchmark family's own choices (e.g. ``severities`` for ImageNet-C).
     ``workers``, ``device``, ``batch_size``, ``io_threads`` (decode/encode threads overlapping the corruptions; default
     0 on CPU, 8 with CUDA) and ``engine`` (``local`` or ``ray``, with :class:`RayOptions`) change speed only, never
@@ -86,6 +90,7 @@ def build(
         shard_size=shard_size,
         split=split,
         max_pixels=max_pixels,
+        max_bytes=max_bytes,
         **family_options,
     )
     result = render(plan, join(out, benchmark), workers=workers, progress=progress, overwrite=overwrite,
