@@ -108,7 +108,8 @@ def _command(build: Build) -> tuple[str, bool]:
     fields = {}
     for key, flag, default in (("seed", "--seed", 0), ("image_format", "--format", "jpg"), ("quality", "--quality", 85),
                                ("shard_size", "--shard-size", 1000), ("split", "--split", "test"),
-                               ("max_pixels", "--max-pixels", 100_000_000)):  # fmt: skip
+                               ("max_pixels", "--max-pixels", 100_000_000),
+                               ("max_bytes", "--max-bytes", 256 * 2**20)):  # fmt: skip
         if key in plan:
             fields[key] = plan[key]
             if plan[key] != default:

@@ -201,6 +201,11 @@ def test_max_bytes_option_keeps_plan_ids_and_skips(tmp_path: Path, hostile_folde
     r = corruptgen.build("syn2nat", source=f"imagefolder:{folder}", out=tmp_path / "out", subsets="posterize",
                          max_bytes=1000)  # fmt: skip
     assert [s["reason"].split(":")[0] for s in r.manifest["skipped"]] == ["file too large"]
+    from corruptgen.hub.card_body import _command
+    from corruptgen.reader import Build
+
+    command, reproduces = _command(Build.open(tmp_path / "out" / "syn2nat"))  # the dataset card's build command
+    assert reproduces and command.endswith("--max-bytes 1000")
 
 
 def test_huge_member_of_small_tar_gz_is_not_read(tmp_path: Path, encode: Callable[..., bytes], photo: Callable) -> None:
