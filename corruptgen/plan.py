@@ -98,6 +98,12 @@ class Plan:
             raise CorruptgenError("--max-pixels must be positive")
         if self.max_bytes < 1:
             raise CorruptgenError("--max-bytes must be positive")
+        if self.preprocess.least_pixels > self.max_pixels:
+            least = self.preprocess.least_pixels
+            raise CorruptgenError(
+                f"preprocessing {self.preprocess.name!r} resizes every image to at least {least} pixels > "
+                f"--max-pixels {self.max_pixels}"
+            )
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)

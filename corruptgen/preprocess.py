@@ -74,6 +74,13 @@ class Preprocess:
         nh, nw = (short, int(width * scale)) if height <= width else (int(height * scale), short)
         return max(nh, 1), max(nw, 1)
 
+    @property
+    def least_pixels(self) -> int:
+        """Pixels of the smallest image the resize can produce (a square one for a shorter-side resize)."""
+        if self.resize is not None:
+            return self.resize[0] * self.resize[1]
+        return (self.resize_short or 1) ** 2
+
     def check_size(self, height: int, width: int, max_pixels: int) -> None:
         """Raises :class:`BadImageError` (reason ``aspect ratio ...``) if the resize would grow the image past
         ``max_pixels``.

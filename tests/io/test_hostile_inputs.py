@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 import corruptgen
+from corruptgen.errors import CorruptgenError
 from corruptgen.io.decode import DEFAULT_MAX_BYTES, BadImageError, decode_image
 from corruptgen.io.sources import open_source
 from corruptgen.plan import Plan
@@ -98,6 +99,9 @@ def test_imagenet_preset_names_the_growth() -> None:
         get_preprocess("imagenet").check_size(20000, 1, 100_000_000)
     assert exc.value.reason == ("aspect ratio 1:20000 too extreme for preprocessing 'imagenet': its resize of 1x20000 "
                                 "gives 256x5120000 pixels > limit of 100000000 (--max-pixels)")  # fmt: skip
+    # a preset that enlarges every image past the cap is a usage error of the plan, not a skip of every input
+    with pytest.raises(CorruptgenError, match="'syn2nat@20000' resizes every image to at least 522442449 pixels"):
+        corruptgen.make_plan("syn2nat", size=20000)
 
 
 # ----------------------------------------------------------------------------------------------- 8a: forged JPEG
