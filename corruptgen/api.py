@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from .engine import BuildResult, render
 from .errors import CorruptgenError
 from .invocation import record
+from .io.decode import DEFAULT_MAX_BYTES
 from .io.storage import join
 from .options import RayOptions, RunOptions
 from .planning import SHARD_MAX, SHARD_MIN, SHARD_TARGET, default_shard_size, make_plan
@@ -33,6 +34,7 @@ def build(
     image_column: str | None = None,
     label_column: str | None = None,
     max_pixels: int = 100_000_000,
+    max_bytes: int = DEFAULT_MAX_BYTES,
     strict: bool = False,
     overwrite: bool = False,
     progress: bool = False,
@@ -57,7 +59,9 @@ def build(
     default) the dataset card (``README.md``: one ``datasets`` config per subset, class names, counts, sizes) is
     written at the end of the build, so the directory loads with ``datasets.load_dataset``; a card already written
     for this very manifest (e.g. by ``corruptgen card --license ...``) is kept.
-    With ``strict=True`` any skipped input or failed sample raises :class:`CorruptgenError` after the build.
+    Inputs whose file exceeds ``max_bytes`` or whose declared pixel count exceeds ``max_pixels`` are skipped with
+    their reason. With ``strict=True`` any skipped input or failed sample raises :class:`CorruptgenError` after the
+    build.
     ``family_options`` are the benchmark family's own choices (e.g. ``severities`` for ImageNet-C).
     ``workers``, ``device``, ``batch_size``, ``io_threads`` (decode/encode threads overlapping the corruptions; default
     0 on CPU, 8 with CUDA) and ``engine`` (``local`` or ``ray``, with :class:`RayOptions`) change speed only, never
@@ -79,12 +83,13 @@ def build(
         shard_size=shard_size,
         split=split,
         max_pixels=max_pixels,
+        max_bytes=max_bytes,
         **family_options,
     )
     given = {"source": source, "subsets": subsets, "clean": clean, "limit": limit, "seed": seed,
              "image_format": image_format, "quality": quality, "shard_size": shard_size, "split": split,
              "preprocess": preprocess, "image_column": image_column, "label_column": label_column,
-             "max_pixels": max_pixels, **family_options}  # fmt: skip
+             "max_pixels": max_pixels, "max_bytes": max_bytes, **family_options}  # fmt: skip
     run = RunOptions(workers=workers, device=device, batch_size=batch_size, io_threads=io_threads, engine=engine,
                      ray=ray, progress=progress)  # fmt: skip
     result = render(plan, join(out, benchmark), run, overwrite=overwrite, wait_lock=wait_lock,

@@ -104,13 +104,13 @@ def source_for(plan: Plan) -> Source:
 
 def load_image(source: Source, index: int, plan: Plan) -> np.ndarray:
     """Read, decode and preprocess one input; raises :class:`BadImageError` with a reason."""
-    return prepare_image(source.read(index), plan)
+    return prepare_image(source.read(index, max_bytes=plan.max_bytes), plan)
 
 
 def prepare_image(data: bytes, plan: Plan) -> np.ndarray:
     """Decode and preprocess one input's bytes (thread-safe); raises :class:`BadImageError` with a reason."""
     image, _ = decode_image(data, max_pixels=plan.max_pixels, min_side_hint=plan.preprocess.min_side)
-    return plan.preprocess(image)
+    return plan.preprocess(image, max_pixels=plan.max_pixels)
 
 
 class ChunkRenderer:

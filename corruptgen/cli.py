@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 from .commands import command_groups, positive_int, register_commands
 from .errors import CorruptgenError
+from .io.decode import DEFAULT_MAX_BYTES
 
 
 def _add_build(sub) -> None:
@@ -44,6 +45,8 @@ def _add_build(sub) -> None:
     p.add_argument("--image-column", default=None, help="hf: sources: the image column")
     p.add_argument("--label-column", default=None, help="hf: sources: the label column")
     p.add_argument("--max-pixels", type=positive_int, default=100_000_000, help="decompression-bomb guard")
+    p.add_argument("--max-bytes", type=positive_int, default=DEFAULT_MAX_BYTES,
+                   help=f"larger input files are skipped (default {DEFAULT_MAX_BYTES}, 256 MiB)")  # fmt: skip
     p.add_argument("--device", default="cpu", help="cpu or cuda[:N] for corruptions with a batched torch form")
     p.add_argument("--batch-size", type=positive_int, default=64, help="batch size of batched corruptions")
     p.add_argument(
@@ -94,7 +97,8 @@ def _cmd_build(args) -> int:
         args.benchmark, source=args.source, out=args.out, subsets=args.subsets, clean=args.clean, limit=args.limit,
         workers=args.workers, seed=args.seed, image_format=args.image_format, quality=args.quality,
         shard_size=args.shard_size, split=args.split, preprocess=args.preprocess, image_column=args.image_column,
-        label_column=args.label_column, max_pixels=args.max_pixels, overwrite=args.overwrite, progress=args.progress,
+        label_column=args.label_column, max_pixels=args.max_pixels, max_bytes=args.max_bytes, overwrite=args.overwrite,
+        progress=args.progress,
         device=args.device, batch_size=args.batch_size, io_threads=args.io_threads, size=args.size, engine=args.engine,
         card=args.card,
         ray=RayOptions(address=args.address, num_cpus=args.task_cpus, num_gpus=args.task_gpus),

@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from .io.decode import DEFAULT_MAX_BYTES, DEFAULT_MAX_PIXELS
+
 #: ``build()`` arguments that shape the plan, their CLI flags and defaults (a default is left out of the command).
 FLAGS: dict[str, tuple[str, Any]] = {
     "source": ("--source", "samples"),
@@ -19,7 +21,8 @@ FLAGS: dict[str, tuple[str, Any]] = {
     "preprocess": ("--preprocess", None),
     "image_column": ("--image-column", None),
     "label_column": ("--label-column", None),
-    "max_pixels": ("--max-pixels", 100_000_000),
+    "max_pixels": ("--max-pixels", DEFAULT_MAX_PIXELS),
+    "max_bytes": ("--max-bytes", DEFAULT_MAX_BYTES),
 }
 
 

@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from .errors import CorruptgenError
+from .io.decode import DEFAULT_MAX_BYTES
 from .preprocess import Preprocess
 
 IMAGE_FORMATS = ("jpg", "png", "webp")
@@ -77,6 +78,7 @@ class Plan:
     split: str = "test"
     max_pixels: int = 100_000_000
     family_options: tuple[tuple[str, Any], ...] = field(default=())
+    max_bytes: int = DEFAULT_MAX_BYTES
 
     def __post_init__(self) -> None:
         if self.image_format not in IMAGE_FORMATS:
@@ -94,12 +96,22 @@ class Plan:
             raise CorruptgenError(f"split name {self.split!r} must be a word like test or validation")
         if self.max_pixels < 1:
             raise CorruptgenError("--max-pixels must be positive")
+        if self.max_bytes < 1:
+            raise CorruptgenError("--max-bytes must be positive")
+        if self.preprocess.least_pixels > self.max_pixels:
+            least = self.preprocess.least_pixels
+            raise CorruptgenError(
+                f"preprocessing {self.preprocess.name!r} resizes every image to at least {least} pixels > "
+                f"--max-pixels {self.max_pixels}"
+            )
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["preprocess"] = self.preprocess.to_dict()
         d["subsets"] = [{**asdict(s), "options": dict(s.options)} for s in self.subsets]
         d["family_options"] = dict(self.family_options)
+        if self.max_bytes == DEFAULT_MAX_BYTES:  # added later: left out at its default, so plan ids stay the same
+            del d["max_bytes"]
         return d
 
     @classmethod

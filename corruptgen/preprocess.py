@@ -9,6 +9,7 @@ import numpy as np
 from PIL import Image
 
 from .errors import CorruptgenError
+from .io.decode import BadImageError
 from .registry import Registry
 
 _CV2 = {"area": cv2.INTER_AREA, "bilinear": cv2.INTER_LINEAR, "bicubic": cv2.INTER_CUBIC, "nearest": cv2.INTER_NEAREST,
@@ -62,16 +63,47 @@ class Preprocess:
             return np.asarray(Image.fromarray(image).resize((width, height), _PIL[self.interpolation]))
         return cv2.resize(image, (width, height), interpolation=_CV2[self.interpolation])
 
-    def __call__(self, image: np.ndarray) -> np.ndarray:
-        """Apply to an HxWx3 uint8 array; returns a contiguous HxWx3 uint8 array."""
+    def resized_size(self, height: int, width: int) -> tuple[int, int]:
+        """``(height, width)`` after the resize step (before the crop), computed from the input size alone."""
         if self.resize is not None:
-            image = self._resize_to(image, *self.resize)
-        elif self.resize_short is not None:
-            h, w = image.shape[:2]
-            scale = self.resize_short / min(h, w)
-            # torchvision's Resize(int) truncates the long side: int(long * short_target / short)
-            nh, nw = (self.resize_short, int(w * scale)) if h <= w else (int(h * scale), self.resize_short)
-            image = self._resize_to(image, max(nh, 1), max(nw, 1))
+            return self.resize
+        if self.resize_short is None:
+            return height, width
+        short, scale = self.resize_short, self.resize_short / min(height, width)
+        # torchvision's Resize(int) truncates the long side: int(long * short_target / short)
+        nh, nw = (short, int(width * scale)) if height <= width else (int(height * scale), short)
+        return max(nh, 1), max(nw, 1)
+
+    @property
+    def least_pixels(self) -> int:
+        """Pixels of the smallest image the resize can produce (a square one for a shorter-side resize)."""
+        if self.resize is not None:
+            return self.resize[0] * self.resize[1]
+        return (self.resize_short or 1) ** 2
+
+    def check_size(self, height: int, width: int, max_pixels: int) -> None:
+        """Raises :class:`BadImageError` (reason ``aspect ratio ...``) if the resize would grow the image past
+        ``max_pixels``.
+
+        Only a resize can grow an image (the crop shrinks or pads it to ``crop × crop``): a 1×20000 input resized to
+        a shorter side of 256 would become 256×5120000, so it is refused before anything is allocated.
+        """
+        nh, nw = self.resized_size(height, width)
+        if nh * nw > max(max_pixels, height * width):
+            raise BadImageError(
+                f"aspect ratio {width}:{height} too extreme for preprocessing {self.name!r}: its resize of "
+                f"{width}x{height} gives {nw}x{nh} pixels > limit of {max_pixels} (--max-pixels)"
+            )
+
+    def __call__(self, image: np.ndarray, *, max_pixels: int | None = None) -> np.ndarray:
+        """Apply to an HxWx3 uint8 array; returns a contiguous HxWx3 uint8 array.
+
+        With ``max_pixels``, the resized size is checked first (:meth:`check_size`).
+        """
+        if max_pixels is not None:
+            self.check_size(*image.shape[:2], max_pixels)
+        if self.resize is not None or self.resize_short is not None:
+            image = self._resize_to(image, *self.resized_size(*image.shape[:2]))
         if self.crop is not None:
             image = center_crop(image, self.crop, torchvision=self.library == "pil")
         return np.ascontiguousarray(image)

@@ -107,7 +107,7 @@ def _command(build: Build) -> tuple[str, bool]:
     for key in ("limit", "image_column", "label_column"):
         if src.get(key):
             arguments[key] = src[key]
-    for key in ("seed", "image_format", "quality", "shard_size", "split", "max_pixels"):
+    for key in ("seed", "image_format", "quality", "shard_size", "split", "max_pixels", "max_bytes"):
         if key in plan:
             arguments[key] = plan[key]
     arguments.update({k: v for k, v in _family_options(plan).items() if v not in (None, False)})

@@ -14,10 +14,11 @@ written to the manifest); no PIL exception ever escapes. Conversion rules:
   background, the usual convention for "paper"/web images (ImageNet-C-style pipelines drop alpha otherwise).
 * EXIF orientation is applied (``ImageOps.exif_transpose``); animated/multi-frame files yield their first frame.
 
-Decompression bombs: the header size is checked before any pixel is decoded. JPEGs larger than ``max_pixels`` are
-decoded at a reduced size through DCT scaling (``Image.draft``); any other oversized image is rejected. PIL's own
-bomb limit and ``LOAD_TRUNCATED_IMAGES`` are process globals, so they are set (None / False) and restored under a lock
-around open+load: decoding is serialized between threads of one process (use processes for parallelism).
+Decompression bombs: the size the header declares is checked before any pixel is decoded; an image declaring more
+than ``max_pixels`` is rejected, whatever its format (a JPEG header forged to 65000x65000 would otherwise decode at
+8125x8125 through DCT scaling). With ``fast_draft``, JPEGs within the limit may be decoded at a reduced DCT scale.
+PIL's own bomb limit and ``LOAD_TRUNCATED_IMAGES`` are process globals, so they are set (None / False) and restored
+under a lock around open+load: decoding is serialized between threads of one process (use processes for parallelism).
 """
 
 from __future__ import annotations
@@ -30,10 +31,11 @@ from typing import Any
 import numpy as np
 from PIL import Image, ImageFile, ImageOps, JpegImagePlugin
 
-__all__ = ["DEFAULT_MAX_PIXELS", "BadImageError", "decode_image"]
+__all__ = ["DEFAULT_MAX_BYTES", "DEFAULT_MAX_PIXELS", "BadImageError", "decode_image"]
 
 DEFAULT_MAX_PIXELS = 100_000_000
-_DEFAULT_DRAFT_SIDE = 256
+#: Largest encoded input read (``--max-bytes``): far above any real photograph, far below a machine's memory.
+DEFAULT_MAX_BYTES = 256 * 2**20
 _EXIF_ORIENTATION = 0x0112
 
 # Formats we are willing to parse. Formats that shell out (EPS -> Ghostscript) or lack a magic number (TGA) are
@@ -65,9 +67,8 @@ def decode_image(
 
     Args:
         data: The encoded file content.
-        max_pixels: Largest accepted decoded size (width * height). Larger JPEGs are DCT-downscaled when that
-            brings them under the limit; other formats are rejected.
-        min_side_hint: Shortest side the caller needs: the draft target for JPEGs over ``max_pixels``.
+        max_pixels: Largest accepted size (width * height) as declared by the header; larger images are rejected.
+        min_side_hint: Shortest side the caller needs: the draft target of ``fast_draft``.
         fast_draft: Also draft JPEGs within the limit: with ``min_side_hint``, decode at a reduced DCT scale whose
             shorter side stays >= the hint (recorded as ``info["drafted"]``). Off by default: full resolution (exact
             output) unless the image exceeds ``max_pixels``.
@@ -150,24 +151,21 @@ def _allowed_formats() -> list[str]:
 
 
 def _maybe_draft(img: Image.Image, info: dict, max_pixels: int, min_side_hint: int | None, fast: bool) -> None:
-    """Reduces the JPEG decode size by DCT scaling when too large, or (``fast``) when ``min_side_hint`` allows."""
+    """Rejects a declared size over ``max_pixels``; with ``fast``, reduces the JPEG decode size by DCT scaling when
+    ``min_side_hint`` allows."""
     w, h = img.size
-    too_large = w * h > max_pixels
-    is_jpeg = isinstance(img, JpegImagePlugin.JpegImageFile)
-    if too_large and not is_jpeg:
+    if w * h > max_pixels:
         raise BadImageError(_too_large_message(w, h, max_pixels))
-    if not is_jpeg or not (too_large or (fast and min_side_hint and min(w, h) >= 2 * min_side_hint)):
+    is_jpeg = isinstance(img, JpegImagePlugin.JpegImageFile)
+    if not is_jpeg or not (fast and min_side_hint and min(w, h) >= 2 * min_side_hint):
         return
-    target = max(min_side_hint or _DEFAULT_DRAFT_SIDE, 1)
     try:
-        img.draft("RGB", (target, target))
+        img.draft("RGB", (min_side_hint, min_side_hint))
     except Exception as exc:
         raise BadImageError(f"corrupt JPEG header: {_describe(exc)}") from exc
     dw, dh = img.size
     if (dw, dh) != (w, h):
         info["drafted"], info["draft_size"] = True, [dw, dh]
-    if dw * dh > max_pixels:
-        raise BadImageError(f"{_too_large_message(w, h, max_pixels)}; still {dw}x{dh} after JPEG draft downscaling")
 
 
 def _too_large_message(w: int, h: int, max_pixels: int) -> str:

@@ -82,12 +82,13 @@ def test_bad_inputs_are_converted_or_skipped_with_reasons(tmp_path, messy_folder
     result = corruptgen.build("syn2nat", source=f"imagefolder:{messy_folder}", out=tmp_path, subsets="posterize")
     m = result.manifest
     reasons = {s["key"]: s["reason"] for s in m["skipped"]}
-    assert set(reasons) == {"truncated", "empty", "text", "bomb"}
+    assert set(reasons) == {"truncated", "empty", "text", "bomb", "huge"}
     assert "truncated" in reasons["truncated"] and "0 bytes" in reasons["empty"]
     assert "not a recognised image" in reasons["text"] and "20000x20000" in reasons["bomb"]
-    assert m["counts"]["inputs"] == 13 and m["counts"]["skipped_inputs"] == 4
-    assert m["counts"]["per_subset"] == {"clean": 9, "posterize": 9}
-    assert "skipped 4 of 13 inputs" in result.summary()
+    assert "image too large: 20000x20000" in reasons["huge"]  # declared size, although a DCT-scaled decode would fit
+    assert m["counts"]["inputs"] == 13 and m["counts"]["skipped_inputs"] == 5
+    assert m["counts"]["per_subset"] == {"clean": 8, "posterize": 8}
+    assert "skipped 5 of 13 inputs" in result.summary()
     with tarfile.open(tmp_path / "syn2nat/data/clean/test-00000.tar") as tar:
         images = {
             n.split(".")[0]: np.asarray(Image.open(tar.extractfile(n))) for n in tar.getnames() if n.endswith("jpg")
@@ -108,7 +109,7 @@ def test_strict_exits_non_zero(tmp_path, messy_folder):
             "--subsets", "posterize", "--out", str(tmp_path), "--no-progress"]  # fmt: skip
     assert subprocess.run(args, capture_output=True).returncode == 0
     r = subprocess.run([*args, "--strict"], capture_output=True, text=True)
-    assert r.returncode == 1 and "skipped 4 of 13 inputs" in r.stdout and "Traceback" not in r.stderr
+    assert r.returncode == 1 and "skipped 5 of 13 inputs" in r.stdout and "Traceback" not in r.stderr
     with pytest.raises(CorruptgenError, match="strict"):
         corruptgen.build("syn2nat", source=f"imagefolder:{messy_folder}", out=tmp_path, subsets="posterize",
                          strict=True)  # fmt: skip

@@ -259,11 +259,13 @@ def test_png_limit_is_exact(bomb_png: bytes) -> None:
         decode_image(bomb_png, max_pixels=BOMB_SIDE * BOMB_SIDE - 1)
 
 
-def test_huge_jpeg_drafted(huge_jpeg: bytes) -> None:
-    arr, info = _decode_ok(huge_jpeg, min_side_hint=256)
+def test_huge_jpeg_rejected_by_declared_size(huge_jpeg: bytes) -> None:
+    # a DCT-scaled decode (2500x2500) would fit the limit; the declared 20000x20000 does not
+    with pytest.raises(BadImageError, match=f"image too large: {BOMB_SIDE}x{BOMB_SIDE}"):
+        decode_image(huge_jpeg, min_side_hint=256, fast_draft=True)
+    arr, info = _decode_ok(huge_jpeg, max_pixels=BOMB_SIDE * BOMB_SIDE, min_side_hint=256, fast_draft=True)
     assert info["drafted"] is True and info["size"] == [BOMB_SIDE, BOMB_SIDE]
     assert arr.shape == (BOMB_SIDE // 8, BOMB_SIDE // 8, 3)
-    assert min(arr.shape[:2]) >= 256 and arr.shape[0] * arr.shape[1] <= DEFAULT_MAX_PIXELS
 
 
 def test_huge_jpeg_rejected_when_draft_is_not_enough(huge_jpeg: bytes) -> None:

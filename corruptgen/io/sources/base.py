@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import stat
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -16,7 +17,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from corruptgen.errors import CorruptgenError
-from corruptgen.io.decode import BadImageError
+from corruptgen.io.decode import DEFAULT_MAX_BYTES, BadImageError
 
 IMAGE_EXTENSIONS = frozenset({"jpg", "jpeg", "png", "webp", "bmp", "tif", "tiff", "ppm", "pgm", "gif"})
 _KEY_BAD_CHARS = re.compile(r"[^A-Za-z0-9_-]")
@@ -42,7 +43,8 @@ class SourceItem:
 class Source:
     """Base class of image sources.
 
-    Subclasses implement ``_scan`` (all items, deterministic order) and ``_read`` (raw bytes of one item).
+    Subclasses implement ``_scan`` (all items, deterministic order) and ``_read`` (raw bytes of one item, reading
+    at most ``max_bytes + 1`` bytes: only regular files, never a FIFO or a device).
 
     Attributes:
         spec: The spec string the source was opened from.
@@ -69,16 +71,20 @@ class Source:
             self._items = items if self.limit is None else items[: self.limit]
         return self._items
 
-    def read(self, index: int) -> bytes:
-        """Raw encoded bytes of item ``index``.
+    def read(self, index: int, *, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
+        """Raw encoded bytes of item ``index``, at most ``max_bytes`` of them.
 
         Raises:
-            BadImageError: If the item cannot be read (file vanished, permission, corrupt container...).
+            BadImageError: If the item cannot be read (file vanished, permission, not a regular file, over
+                ``max_bytes``, corrupt container...).
         """
         self.items()
         if not 0 <= index < len(self._items):
             raise IndexError(f"item index {index} out of range for {len(self._items)} items")
-        return self._read(index)
+        data = self._read(index, max_bytes)
+        if len(data) > max_bytes:
+            raise BadImageError(too_many_bytes(self._items[index].source_id, len(data), max_bytes))
+        return data
 
     def describe(self) -> dict:
         """JSON-safe description for the manifest."""
@@ -104,7 +110,7 @@ class Source:
     def _scan(self) -> list[SourceItem]:
         raise NotImplementedError
 
-    def _read(self, index: int) -> bytes:
+    def _read(self, index: int, max_bytes: int) -> bytes:
         raise NotImplementedError
 
     def _describe_extra(self) -> dict:
@@ -148,16 +154,45 @@ def _path_keys(relpaths: Sequence[str]) -> list[str]:
     return _unique_keys([_sanitize_key(os.path.splitext(rel)[0]) for rel in relpaths], relpaths)
 
 
-def _read_file(path: str, shown: str) -> bytes:
+def _read_file(path: str, shown: str, max_bytes: int) -> bytes:
+    """The bytes of a regular file of at most ``max_bytes`` (checked before and while reading).
+
+    FIFOs, sockets and devices (also behind a symlink) are refused without being read; the file is opened
+    non-blocking and checked again after opening, so a file swapped for a FIFO never blocks the build.
+    """
     try:
-        with open(path, "rb") as fh:
-            return fh.read()
+        _check_regular(os.stat(path), shown, max_bytes)
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+        with os.fdopen(fd, "rb") as fh:
+            _check_regular(os.fstat(fd), shown, max_bytes)
+            data = fh.read(max_bytes + 1)
     except FileNotFoundError as exc:
         raise BadImageError(f"file not found: {shown}") from exc
     except PermissionError as exc:
         raise BadImageError(f"permission denied: {shown}") from exc
     except OSError as exc:
         raise BadImageError(f"cannot read file {shown}: {exc.strerror or exc}") from exc
+    if len(data) > max_bytes:  # the file grew after the size check
+        raise BadImageError(too_many_bytes(shown, None, max_bytes))
+    return data
+
+
+_FILE_KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+               (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a directory"))  # fmt: skip
+
+
+def _check_regular(st: os.stat_result, shown: str, max_bytes: int) -> None:
+    if not stat.S_ISREG(st.st_mode):
+        kind = next((name for test, name in _FILE_KINDS if test(st.st_mode)), "not a regular file")
+        raise BadImageError(f"not a regular file: {shown} is {kind}; only regular files are read")
+    if st.st_size > max_bytes:
+        raise BadImageError(too_many_bytes(shown, st.st_size, max_bytes))
+
+
+def too_many_bytes(shown: str, size: int | None, max_bytes: int) -> str:
+    """The skip reason of an input over the byte cap (``size`` None: it grew past the cap while being read)."""
+    has = "grew past the limit" if size is None else f"{size} bytes > limit"
+    return f"file too large: {shown}: {has} of {max_bytes} bytes (--max-bytes)"
 
 
 def _one_line(exc: BaseException) -> str:

@@ -66,12 +66,12 @@ class FileListSource(ImageFolderSource):
         final = _unique_keys(raw_keys, ids)
         return [SourceItem(final[i], ids[i], *labels.get(i, (None, None))) for i in range(len(rels))]
 
-    def _read(self, index: int) -> bytes:
+    def _read(self, index: int, max_bytes: int) -> bytes:
         problem = self.problems.get(index)
         if problem is not None:
             raise BadImageError(problem)
         rel = self._items[index].source_id
-        return _read_file(os.path.join(self.root, *rel.split("/")), rel)
+        return _read_file(os.path.join(self.root, *rel.split("/")), rel, max_bytes)
 
     def _describe_extra(self) -> dict:
         return {**super()._describe_extra(), "list": self.list_path, "refused": len(self.problems),

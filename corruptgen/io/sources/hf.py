@@ -160,7 +160,7 @@ class HFSource(Source):
             self._handle = self._make_image_handle(self._load())
         return self._handle
 
-    def _read(self, index: int) -> bytes:
+    def _read(self, index: int, max_bytes: int) -> bytes:
         try:
             entry = self._image_handle()[index][self.image_column]
         except CorruptgenError as exc:
@@ -172,13 +172,13 @@ class HFSource(Source):
         if isinstance(entry, dict) and entry.get("bytes"):
             return bytes(entry["bytes"])
         if isinstance(entry, dict) and entry.get("path"):
-            return self._read_entry_path(entry["path"])
+            return self._read_entry_path(entry["path"], max_bytes)
         raise BadImageError(f"row {index} of {self.name} has no image data")
 
-    def _read_entry_path(self, path: str) -> bytes:
+    def _read_entry_path(self, path: str, max_bytes: int) -> bytes:
         if not os.path.isabs(path) and self.local_path and not os.path.exists(path):
             path = os.path.join(self.local_path, path)
-        return _read_file(path, path)
+        return _read_file(path, path, max_bytes)
 
     def _describe_extra(self) -> dict:
         return {

@@ -64,9 +64,9 @@ class ImageFolderSource(Source):
         self.layout = "flat"
         return [(None, None)] * len(relpaths)
 
-    def _read(self, index: int) -> bytes:
+    def _read(self, index: int, max_bytes: int) -> bytes:
         rel = self._items[index].source_id
-        return _read_file(os.path.join(self.root, *rel.split("/")), rel)
+        return _read_file(os.path.join(self.root, *rel.split("/")), rel, max_bytes)
 
     def _describe_extra(self) -> dict:
         return {"path": self.root, "layout": self.layout, "num_classes": self.num_classes}

@@ -42,7 +42,7 @@ class SamplesSource(Source):
             for name, label in _SAMPLES
         ]
 
-    def _read(self, index: int) -> bytes:
+    def _read(self, index: int, max_bytes: int) -> bytes:
         import numpy as np
         import skimage.data
         from PIL import Image

@@ -4,9 +4,12 @@ globs."""
 from __future__ import annotations
 
 import glob
+import lzma
 import os
 import re
+import stat
 import tarfile
+import zlib
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, BinaryIO
@@ -14,11 +17,12 @@ from typing import Any, BinaryIO
 from corruptgen.errors import CorruptgenError
 from corruptgen.io.decode import BadImageError
 
-from .base import Source, SourceItem, _one_line, _sanitize_key, _unique_keys
+from .base import Source, SourceItem, _one_line, _sanitize_key, _unique_keys, too_many_bytes
 
 _WDS_IMAGE_EXTENSIONS = frozenset({"jpg", "jpeg", "png", "webp", "ppm", "bmp", "tif", "tiff"})
 _WDS_MEMBER = re.compile(r"^((?:.*/|)[^.]+)[.]([^/]*)$")  # webdataset's base_plus_ext rule
 _MAX_OPEN_SHARDS = 8
+_MAX_LABEL_BYTES = 2**20  # .cls / .json members read while scanning
 
 
 @dataclass(frozen=True)
@@ -35,6 +39,10 @@ class WebDatasetSource(Source):
     a ``.cls`` member (integer text) or a ``.json`` member (``label``/``cls``, optional ``label_name``). Samples
     without an image member are skipped (counted in ``describe()["skipped_samples"]``). Uncompressed shards are
     read with ``os.pread`` at the member offset; compressed ones through ``tarfile``.
+
+    Damage never refuses the whole source: the samples before a shard's damage are items, and the rest of that
+    shard, a shard that cannot be read at all, a sample whose image member is a link, device or FIFO, and a sample
+    with a repeated member name stay in the item list as *problem* items that the build skips with their reason.
     """
 
     kind = "webdataset"
@@ -47,7 +55,8 @@ class WebDatasetSource(Source):
         self.shard_paths: list[str] = []
         self.compressed: list[bool] = []
         self.skipped_samples = 0
-        self._members: list[_TarMember] = []
+        self.problems: dict[int, str] = {}  # item index -> why the build skips it
+        self._members: list[_TarMember | None] = []
         self._handles: OrderedDict[int, Any] = OrderedDict()
 
     def _scan(self) -> list[SourceItem]:
@@ -57,12 +66,14 @@ class WebDatasetSource(Source):
         records = []
         for index, path in enumerate(self.shard_paths):
             records.extend(self._scan_shard(index, path))
-        if not records:
-            raise CorruptgenError(f"webdataset: no samples with an image member in {self.pattern}")
+        if not any(r["problem"] is None for r in records):
+            why = next((f": {r['problem']}" for r in records if r["problem"]), "")
+            raise CorruptgenError(f"webdataset: no samples with an image member in {self.pattern}{why}")
         self.labelled = any(r["label"] is not None for r in records)
         ids = [f"{os.path.basename(self.shards[r['shard']])}/{r['key']}" for r in records]
         keys = _unique_keys([_sanitize_key(r["key"]) for r in records], ids)
         self._members = [r["member"] for r in records]
+        self.problems = {i: r["problem"] for i, r in enumerate(records) if r["problem"] is not None}
         return [
             SourceItem(key, f"{self.shards[r['shard']]}:{r['name']}", r["label"], r["label_name"])
             for key, r in zip(keys, records, strict=True)
@@ -75,24 +86,43 @@ class WebDatasetSource(Source):
         return items
 
     def _scan_shard(self, shard: int, path: str) -> list[dict]:
+        """The records of one shard; a shard that cannot be opened is one problem record."""
+        name = self.shards[shard]
+        stem = _sanitize_key(os.path.basename(name))  # the key of a problem of the whole shard
         try:
+            kind = _not_regular(os.stat(path).st_mode)
+            if kind is not None:
+                return [_problem(shard, "(shard)", f"not a regular file: tar shard {name} is {kind}", stem)]
             with tarfile.open(path, "r:*") as tf:
-                groups: OrderedDict[str, list[tarfile.TarInfo]] = OrderedDict()
-                for member in tf:
-                    match = _WDS_MEMBER.match(member.name)
-                    if member.isfile() and match:
-                        groups.setdefault(match.group(1), []).append(member)
-                return [r for key, ms in groups.items() if (r := self._sample_record(tf, shard, key, ms)) is not None]
-        except (OSError, tarfile.TarError, EOFError) as exc:
-            raise CorruptgenError(f"webdataset: cannot read tar shard {self.shards[shard]}: {_one_line(exc)}") from exc
+                groups, damage = _group_members(tf)
+                listed = sum(map(len, groups.values()))
+                lost = groups.popitem()[0] if damage is not None and groups else None  # may lack later members
+                records = [self._sample_record(tf, shard, key, ms) for key, ms in groups.items()]
+        except Exception as exc:  # hostile bytes: any failure of the tar/compression libraries
+            return [_problem(shard, "(shard)", f"cannot read tar shard {name}: {_describe(exc)}", stem)]
+        if damage is not None:
+            what = f"sample {lost!r} and the rest of the shard" if lost else "the rest of the shard"
+            reason = f"tar shard {name} damaged after {listed} members ({damage}): {what} skipped"
+            records.append(_problem(shard, "(rest of shard)", reason, f"{stem}_rest"))
+        return [r for r in records if r is not None]
 
     def _sample_record(self, tf: tarfile.TarFile, shard: int, key: str, members: list[tarfile.TarInfo]) -> dict | None:
-        by_ext = {_WDS_MEMBER.match(m.name).group(2).lower(): m for m in reversed(members)}  # first occurrence wins
-        image = next((m for m in members if _WDS_MEMBER.match(m.name).group(2).lower() in _WDS_IMAGE_EXTENSIONS), None)
+        image = next((m for m in members if _extension(m) in _WDS_IMAGE_EXTENSIONS), None)
         if image is None:
             self.skipped_samples += 1
             return None
-        label, label_name = _wds_label(tf, by_ext)
+        names = [m.name for m in members]
+        duplicate = next((n for i, n in enumerate(names) if n in names[:i]), None)
+        if duplicate is not None:
+            return _problem(shard, image.name, f"tar member name {duplicate} repeated in the shard: ambiguous", key)
+        kind = _member_kind(image)
+        if kind is not None:
+            return _problem(shard, image.name, f"tar member {image.name} is {kind}; only regular members are read", key)
+        by_ext = {_extension(m): m for m in reversed(members) if m.isreg()}  # first occurrence wins
+        try:
+            label, label_name = _wds_label(tf, by_ext)
+        except Exception as exc:  # a damaged or oversized label member
+            return _problem(shard, image.name, f"cannot read the label of {image.name}: {_describe(exc)}", key)
         return {
             "shard": shard,
             "key": key,
@@ -100,17 +130,23 @@ class WebDatasetSource(Source):
             "member": _TarMember(shard, image.offset_data, image.size),
             "label": label,
             "label_name": label_name,
+            "problem": None,
         }
 
-    def _read(self, index: int) -> bytes:
+    def _read(self, index: int, max_bytes: int) -> bytes:
+        problem = self.problems.get(index)
+        if problem is not None:
+            raise BadImageError(problem)
         member = self._members[index]
         shown = self._items[index].source_id
+        if member.size > max_bytes:
+            raise BadImageError(too_many_bytes(shown, member.size, max_bytes))
         try:
             data = self._read_member(member)
         except OSError as exc:
             raise BadImageError(f"cannot read {shown}: {exc.strerror or _one_line(exc)}") from exc
-        except (tarfile.TarError, EOFError) as exc:
-            raise BadImageError(f"cannot read {shown}: {_one_line(exc)}") from exc
+        except (tarfile.TarError, EOFError, zlib.error, lzma.LZMAError) as exc:
+            raise BadImageError(f"cannot read {shown}: {_describe(exc)}") from exc
         if len(data) != member.size:
             raise BadImageError(f"tar member truncated: {shown} ({len(data)} of {member.size} bytes)")
         return data
@@ -148,7 +184,57 @@ class WebDatasetSource(Source):
             pass
 
     def _describe_extra(self) -> dict:
-        return {"pattern": self.pattern, "shards": list(self.shards), "skipped_samples": self.skipped_samples}
+        return {"pattern": self.pattern, "shards": list(self.shards), "skipped_samples": self.skipped_samples,
+                "refused": len(self.problems)}  # fmt: skip
+
+
+def _group_members(tf: tarfile.TarFile) -> tuple[OrderedDict[str, list[tarfile.TarInfo]], str | None]:
+    """The members of a shard grouped by sample key (directories and dot-less names left out), and the description
+    of the damage that ended the listing early (``None`` when the archive was read to its end)."""
+    groups: OrderedDict[str, list[tarfile.TarInfo]] = OrderedDict()
+    try:
+        for member in tf:
+            match = _WDS_MEMBER.match(member.name)
+            if match and not member.isdir():
+                groups.setdefault(match.group(1), []).append(member)
+    except Exception as exc:  # truncated or corrupt archive: what was listed before stays usable
+        return groups, _describe(exc)
+    return groups, None
+
+
+def _problem(shard: int, name: str, reason: str, key: str) -> dict:
+    """A record the build skips with ``reason`` (keyed by the sample key, or by the shard's name)."""
+    return {"shard": shard, "key": key, "name": name, "member": None, "label": None,
+            "label_name": None, "problem": reason}  # fmt: skip
+
+
+def _extension(member: tarfile.TarInfo) -> str:
+    return _WDS_MEMBER.match(member.name).group(2).lower()
+
+
+def _member_kind(member: tarfile.TarInfo) -> str | None:
+    """What a member is when it is not a plain regular file (``None`` for a regular file)."""
+    if member.issym():
+        return f"a symbolic link (to {member.linkname})"
+    if member.islnk():
+        return f"a hard link (to {member.linkname})"
+    if member.issparse():
+        return "a sparse file"
+    if member.ischr() or member.isblk():
+        return "a device"
+    if member.isfifo():
+        return "a FIFO"
+    return None if member.isreg() else f"of tar type {member.type!r}"
+
+
+def _not_regular(mode: int) -> str | None:
+    if stat.S_ISREG(mode):
+        return None
+    return "a directory" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode) else "a device or socket"
+
+
+def _describe(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {_one_line(exc)}"
 
 
 def _wds_label(tf: tarfile.TarFile, by_ext: dict[str, tarfile.TarInfo]) -> tuple[int | None, str | None]:
@@ -172,8 +258,10 @@ def _wds_label(tf: tarfile.TarFile, by_ext: dict[str, tarfile.TarInfo]) -> tuple
 
 
 def _member_text(tf: tarfile.TarFile, member: tarfile.TarInfo) -> str:
+    if member.size > _MAX_LABEL_BYTES:
+        raise BadImageError(f"label member {member.name} has {member.size} bytes > {_MAX_LABEL_BYTES}")
     fh = tf.extractfile(member)
-    return fh.read().decode("utf-8", errors="replace") if fh is not None else ""
+    return fh.read(_MAX_LABEL_BYTES).decode("utf-8", errors="replace") if fh is not None else ""
 
 
 def _as_label(value: Any) -> int | None:
@@ -187,7 +275,7 @@ def _as_label(value: Any) -> int | None:
 
 
 def _expand_shards(pattern: str) -> list[str]:
-    """Expands brace patterns and shell globs; every named shard must exist."""
+    """Expands brace patterns and shell globs; every named shard must exist (regularity is checked by the scan)."""
     import braceexpand
 
     shards: list[str] = []
@@ -197,7 +285,7 @@ def _expand_shards(pattern: str) -> list[str]:
         matches = sorted(glob.glob(expanded)) if glob.has_magic(expanded) else []
         if matches:
             shards.extend(matches)
-        elif os.path.isfile(expanded):
+        elif os.path.exists(expanded):
             shards.append(part)
         else:
             missing.append(part)
@@ -208,8 +296,14 @@ def _expand_shards(pattern: str) -> list[str]:
 
 
 def _is_compressed(path: str) -> bool:
-    with open(path, "rb") as fh:
-        magic = fh.read(6)
+    """True for gzip/bzip2/xz data; False for anything else, including what is not a readable regular file."""
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return False  # never opened: a FIFO would block
+        with open(path, "rb") as fh:
+            magic = fh.read(6)
+    except OSError:
+        return False
     return magic.startswith((b"\x1f\x8b", b"BZh", b"\xfd7zXZ"))
 
 
