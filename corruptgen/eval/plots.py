@@ -224,7 +224,7 @@ def delta_v_histograms(results: Sequence[Mapping[str, Any]], path: str | os.Path
 
 
 def overlap_heatmap(overlap: np.ndarray, names: Sequence[str], labels: Sequence[int], path: str | os.PathLike) -> Path:
-    """Overlap scores reordered by category, each category framed (the layout of Fig. 2 of seed 000)."""
+    """Overlap scores reordered by category, each category framed (Fig. 2 of Laugros et al., BMVC 2021)."""
     plt = _plt()
     labels = np.asarray(labels)
     order = np.argsort(labels, kind="stable")

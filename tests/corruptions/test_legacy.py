@@ -6,7 +6,7 @@ CenterCrop 224 as in Syn2Nat):
 1. fixed parameters: each functional core / ``apply`` equals a separate, straightforward NumPy (cv2 only where a
    drawing primitive or colour conversion is unavoidable) transcription of the 0.5.2 formula, within +-1 grey level;
 2. reproducibility: same seed -> identical bytes, different seeds -> different output;
-3. severity: mean |corrupted - clean| is within +-15 % of the albumentations 0.5.2 column of spec §7.
+3. severity: mean |corrupted - clean| is within +-15 % of the value measured with albumentations 0.5.2.
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ MEASURED_MAD = {
     "LegacyISONoise": 35.7,  # +- 13.0, 1.01 | 0.5.2 code: 36.4
     "LegacySunFlare": 46.0,  # +- 14.2, 1.05 | 45.6
     "LegacyCutout": 38.3,  # +- 12.4, 1.07 | 36.5 (exact expectation over all hole centres: 37.19)
-    "LegacyElasticTransform": 40.6,  # +- 19.0, 0.92 | 40.9 (spec's own 2.x port: 40.5)
+    "LegacyElasticTransform": 40.6,  # +- 19.0, 0.92 | 40.9 (an earlier 2.x port: 40.5)
     "LegacyFog": 13.7,  # +- 3.0, 0.99 | 13.9
     "LegacyGaussianBlur": 7.67,  # +- 3.5, 1.00 | 7.56
     "LegacyFlip": 54.5,  # +- 27.1, 1.05 | 54.3

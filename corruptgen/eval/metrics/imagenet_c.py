@@ -1,5 +1,5 @@
 """ImageNet-C corruption errors: CE, mCE, relative CE and relative mCE (Hendrycks & Dietterich, ICLR 2019,
-arXiv:1903.12261; spec imagenet_c.md §1.6; thesis Eq. 2.4).
+arXiv:1903.12261; Laugros, PhD thesis 2022, Eq. 2.4).
 
 .. math::
     CE_c = \\frac{\\sum_s E_{s,c}}{\\sum_s E^{ref}_{s,c}}, \\qquad
@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-#: Top-1 error of AlexNet per corruption and severity 1..5 (spec imagenet_c.md §1.6).
+#: Top-1 error of AlexNet per corruption and severity 1..5 (the AlexNet errors of the ImageNet-C reference evaluation).
 ALEXNET_ERRORS: dict[str, tuple[float, float, float, float, float]] = {
     "gaussian_noise": (0.69528, 0.82542, 0.93554, 0.98138, 0.99452),
     "shot_noise": (0.71224, 0.85108, 0.93574, 0.98182, 0.99146),
@@ -41,7 +41,7 @@ ALEXNET_ERRORS: dict[str, tuple[float, float, float, float, float]] = {
     "spatter": (0.47196, 0.62194, 0.75052, 0.84132, 0.90182),
     "saturate": (0.59342, 0.65514, 0.51174, 0.70834, 0.82260),
 }
-#: AlexNet clean top-1 error used for relative mCE (torchvision docs; spec imagenet_c.md §1.6).
+#: AlexNet clean top-1 error used for relative mCE (torchvision docs).
 ALEXNET_CLEAN_ERROR = 0.4345
 #: The 15 corruptions of the ImageNet-C release: the mCE of the paper averages over these.
 COMMON_15 = tuple(list(ALEXNET_ERRORS)[:15])

@@ -1,5 +1,5 @@
 """ImageNet-P stability: flip probability (FP), top-5 distance (T5D), mFR and mT5D (Hendrycks & Dietterich, ICLR 2019,
-arXiv:1903.12261; reference ``ImageNet-P/test.py`` ``flip_prob`` and ``ranking_dist(mode='top5')``; spec imagenet_c.md
+arXiv:1903.12261; reference ``ImageNet-P/test.py`` ``flip_prob`` and ``ranking_dist(mode='top5')``
 §1.5).
 
 Pairs of frames: noise sequences compare every frame with frame 0; the others compare frames ``t`` and ``t + d``

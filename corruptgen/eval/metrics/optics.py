@@ -1,4 +1,4 @@
-"""OpticsBench analyses (Müller, Braun, Keuper, arXiv:2308.15499; seed 004 §4; spec opticsbench.md §6).
+"""OpticsBench analyses (Müller, Braun, Keuper, ICCVW 2023, arXiv:2308.15499, §4; OpticsBench ``inference.py``).
 
 * Δ_{c,b} = Acc_c − Acc_b (Eq. 3): each optical corruption's top-1 minus that of the ImageNet-C defocus-disk
   baseline at the same severity (subsets ``<corruption>_s<sev>`` and ``defocus_disk_s<sev>``).

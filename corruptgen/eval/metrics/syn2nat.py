@@ -1,4 +1,4 @@
-"""ImageNet-Syn2Nat metrics and analyses (Laugros, Caplier, Ospici, BMVC 2021; seed 000; spec syn2nat.md §4–§6).
+"""ImageNet-Syn2Nat metrics and analyses (Laugros, Caplier, Ospici, BMVC 2021, §4–§5, and its reference code).
 
 * :func:`syn2nat_metrics`: the Syn2Nat score (unweighted mean top-1 over the 18 corruptions) and per-category means.
 * :func:`overlap_matrix`: the overlapping score of Eq. 1 from an accuracy matrix.
@@ -20,7 +20,7 @@ import numpy as np
 
 from ...errors import CorruptgenError
 
-#: The 18 ImageNet-Syn2Nat corruptions (spec syn2nat.md §4), used if the syn2nat family cannot be imported.
+#: The 18 ImageNet-Syn2Nat corruptions (``test_inet_syn2nat.py``), used if the syn2nat family cannot be imported.
 _SYN2NAT_18 = ("solarize", "random_sun_flare", "random_shadow", "affines", "perspective", "cutout", "sharpen",
                "random_rain", "emboss", "random_contrast", "random_brightness", "random_gamma", "iso_noise",
                "downscale", "posterize", "color_jitter", "channel_dropout", "to_sepia")  # fmt: skip
@@ -37,7 +37,7 @@ def syn2nat_members() -> tuple[tuple[str, ...], dict[str, int | None], dict[int,
 
 
 def syn2nat_metrics(rows: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
-    """Syn2Nat score = mean top-1 over the 18 (spec §4: ``test_inet_syn2nat.py``), its mean residual robustness,
+    """Syn2Nat score = mean top-1 over the 18 (``test_inet_syn2nat.py``), its mean residual robustness,
     and mean top-1 per category (categories from ``corruptgen.corruptions.get(name).category``)."""
     names, category_of, category_names = syn2nat_members()
     present = [n for n in names if rows.get(n, {}).get("top1") is not None]
@@ -63,7 +63,7 @@ def syn2nat_metrics(rows: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
 
 
 def overlap_matrix(acc: np.ndarray, *, mode: str = "ratio") -> tuple[np.ndarray, int]:
-    """Overlapping scores (seed 000 Eq. 1) of the n corruptions of an (n+1)×(n+1) accuracy matrix.
+    """Overlapping scores (Laugros et al., BMVC 2021, Eq. 1) of the n corruptions of an (n+1)×(n+1) accuracy matrix.
 
     ``acc[m, c]``: top-1 of the model trained with corruption m (row 0: the standard model trained on clean data) on
     the test set corrupted with c (column 0: clean). For i ≠ j ≥ 1:
@@ -73,7 +73,7 @@ def overlap_matrix(acc: np.ndarray, *, mode: str = "ratio") -> tuple[np.ndarray,
                  + \\frac{R_{ji} - R_{0i}}{R_{ii} - R_{0i}}\\Big]\\Big)
 
     with ``mode="ratio"`` (the paper): R[m, c] = acc[m, c] / acc[m, clean]; ``mode="accuracy"``: R = acc, as the
-    BMVC reference code ``get_overlapping_matrix.py`` computes it (spec §5). The diagonal is 1. A term with a zero
+    BMVC reference code ``get_overlapping_matrix.py`` computes it. The diagonal is 1. A term with a zero
     denominator (training on c did not change robustness to c) is undefined and counted as 0.
 
     Returns:
@@ -145,8 +145,8 @@ def _kmeans_once(x: np.ndarray, k: int, rng: np.random.Generator, max_iter: int,
 def kmeans(x: np.ndarray, k: int, *, n_init: int = 100, max_iter: int = 1000, seed: int = 0, tol: float = 1e-10):
     """K-means with k-means++ seeding and ``n_init`` restarts (the lowest inertia wins); seeded, numpy only.
 
-    Stands in for sklearn ``KMeans(n_clusters=k, n_init=100, max_iter=1000)`` of ``get_corruption_clusters.py`` (spec
-    §5), which sets no random_state; here the result depends only on ``seed``.
+    Stands in for sklearn ``KMeans(n_clusters=k, n_init=100, max_iter=1000)`` of ``get_corruption_clusters.py``
+    (reference code), which sets no random_state; here the result depends only on ``seed``.
 
     Returns:
         (labels (n,), centres (k, d), inertia).
@@ -180,8 +180,8 @@ def find_categories(
     overlap: np.ndarray, *, threshold: float = 0.5, k_max: int | None = None, n_init: int = 100, seed: int = 0
 ) -> dict[str, Any]:
     """Cluster the overlap vectors with K-means for k = 2, 3, …; stop at the first k whose mean same-cluster
-    correlation exceeds ``threshold`` (seed 000 §4; the code tests correlations although its docstring says
-    "overlapping score", spec §5). If none does up to ``k_max`` (default n − 1), the last k is kept and
+    correlation exceeds ``threshold`` (Laugros et al., BMVC 2021, §4; the code tests correlations although its
+    docstring says "overlapping score"). If none does up to ``k_max`` (default n − 1), the last k is kept and
     ``stopped`` is False."""
     o = np.asarray(overlap, dtype=np.float64)
     k_max = min(k_max or len(o) - 1, len(o))

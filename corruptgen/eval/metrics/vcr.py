@@ -1,12 +1,12 @@
-"""Visually-continuous corruption robustness (Shen et al., WACV 2025, arXiv:2402.19401; seed 003 §3, Alg. 1;
-spec vcr.md §3–§4).
+"""Visually-continuous corruption robustness (Shen et al., WACV 2025, arXiv:2402.19401; §3,
+Algorithm 1).
 
 * a_v / p_v: accuracy (f(x') = y) and consistency (f(x') = f(x), x the clean image) per Δv bin; bins with fewer than
   L images are missing (Alg. 1, ``P_j = -1``).
 * :func:`fit_monotone_spline`: a monotone (non-increasing) smoothing spline, anchored at Δv = 0 to the clean
   accuracy (accuracy curve) or to 1 (consistency curve of a deterministic model), as Appendix C asks. The public
   toolbox instead gives empty bins accuracy 0, fits an unconstrained ``UnivariateSpline`` and takes a running
-  minimum, with no anchoring (spec §3); that is a known defect and is not reproduced.
+  minimum, with no anchoring (Shen et al., WACV 2025, §3); that is a known defect and is not reproduced.
 * R̂ = ∫₀¹ s(v) dv; HMRI = 1 − A^{h>m}/A^h and MRSI = A^{m>h}/A^m (Definitions 1–2); coverage = share of 40
   equal-width Δv bins holding ≥ 20 images (§4.1).
 
@@ -30,7 +30,7 @@ from ..predictions import Predictions
 GRID = np.linspace(0.0, 1.0, 1001)
 PLOT_GRID = np.linspace(0.0, 1.0, 101)
 
-# ---- the Geirhos et al. 16 entry-level classes (spec vcr.md §4) -----------------------------------------------------
+# ---- the Geirhos et al. 16 entry-level classes (Shen et al., WACV 2025, §4) ----------------------------------
 
 
 def _r(a: int, b: int) -> list[int]:
@@ -94,7 +94,7 @@ def bin_performance(delta_v: np.ndarray, correct: np.ndarray, *, n_bins: int = 4
 
 
 def coverage(delta_v: np.ndarray, *, n_bins: int = 40, min_count: int = 20) -> float:
-    """Share of ``n_bins`` equal-width Δv bins holding at least ``min_count`` images (seed 003 §4.1, Tab. 2)."""
+    """Share of ``n_bins`` equal-width Δv bins holding at least ``min_count`` images (Shen et al., WACV 2025, §4.1)."""
     v = np.asarray(delta_v, dtype=np.float64)
     v = v[np.isfinite(v)]
     return float((np.bincount(bin_index(v, n_bins), minlength=n_bins) >= min_count).mean())
@@ -177,7 +177,7 @@ def _roughness(knots: np.ndarray, degree: int, n: int = 400) -> np.ndarray:
 
 
 def compare_curves(model: np.ndarray, human: np.ndarray, grid: np.ndarray = GRID) -> dict[str, float | None]:
-    """HMRI and MRSI (seed 003 Definitions 1–2) of two curves sampled on ``grid`` (trapezoid areas)."""
+    """HMRI and MRSI (Shen et al., WACV 2025, Definitions 1–2) of two curves sampled on ``grid`` (trapezoid areas)."""
     a_m, a_h = float(np.trapezoid(model, grid)), float(np.trapezoid(human, grid))
     a_hm = float(np.trapezoid(np.maximum(human - model, 0), grid))
     a_mh = float(np.trapezoid(np.maximum(model - human, 0), grid))

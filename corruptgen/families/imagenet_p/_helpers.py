@@ -1,6 +1,6 @@
 """Private building blocks of the sequences: ImageMagick motion blur (ImageNet-C's), ``clipped_zoom``, water spatter.
 
-Facts from hendrycks/robustness ``make_imagenet_c.py`` / ``make_imagenet_p.py`` (spec imagenet_c.md §1.1, §1.5). The
+Facts from hendrycks/robustness ``make_imagenet_c.py`` / ``make_imagenet_p.py``. The
 ImageNet-C package has spatter only as a whole corruption (field → blur → threshold → water); ImageNet-P needs the
 water-drawing step alone on a liquid layer that evolves between frames, so it is written out here. Each function is
 pure: the randomness lives in the callers.

@@ -1,6 +1,6 @@
 """ImageNet-P (Hendrycks & Dietterich, ICLR 2019): perturbation sequences stored as JPEG frames.
 
-Protocol of the reference ``make_imagenet_p.py`` (spec imagenet_c.md §1.5): ``Resize(256)`` only (preset
+Protocol of the reference ``make_imagenet_p.py``: ``Resize(256)`` only (preset
 ``imagenet_resize``); every sequence warps or perturbs and centre-crops 224 itself. A sample is one sequence: frames
 ``<key>.000.jpg … <key>.NNN.jpg`` and ``<key>.json`` with ``"frames": T``. Subsets: the 10 test perturbations by
 default, ``all`` adds the 4 validation ones; ``--difficulty d`` (1–3) picks the noise level of the noise sequences

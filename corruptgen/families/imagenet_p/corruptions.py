@@ -1,7 +1,7 @@
 """ImageNet-P perturbation sequences, registered as ``imagenet_p/<name>`` (plus ``imagenet_p/clean``).
 
 Hendrycks & Dietterich, "Benchmarking Neural Network Robustness to Common Corruptions and Perturbations", ICLR 2019
-(arXiv:1903.12261); reference ``ImageNet-P/create_p/make_imagenet_p.py`` (spec imagenet_c.md §1.5).
+(arXiv:1903.12261); reference ``ImageNet-P/create_p/make_imagenet_p.py``.
 
 Each ``fn(image, rng, *, difficulty=1, crop=None)`` takes the ``Resize(256)`` image (shorter side 256, *not* cropped:
 preset ``imagenet_resize``) and returns ``(frames, params)`` with frames a (T, crop, crop, 3) uint8 array; ``crop``

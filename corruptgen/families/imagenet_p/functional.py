@@ -1,7 +1,7 @@
 """The 14 ImageNet-P perturbation sequences as pure array functions (explicit parameters, randomness from ``rng``).
 
 Hendrycks & Dietterich, "Benchmarking Neural Network Robustness to Common Corruptions and Perturbations", ICLR 2019;
-formulas from the reference ``ImageNet-P/create_p/make_imagenet_p.py`` (spec imagenet_c.md §1.5). Every function
+formulas from the reference ``ImageNet-P/create_p/make_imagenet_p.py``. Every function
 returns a (T, crop, crop, 3) uint8 array. Conversions to uint8 truncate, as ``np.uint8(float)`` and torchvision's
 ``ToPILImage`` (``mul(255).byte()``) do in the reference.
 

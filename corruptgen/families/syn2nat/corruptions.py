@@ -2,8 +2,8 @@
 
 Source: Laugros, Caplier, Ospici, "Using Synthetic Corruptions to Measure Robustness to Natural Distribution Shifts",
 BMVC 2021, and its reference code (``candidate_corruptions.py``, albumentations 0.5.2). Parameters and the 0.5.2 → 2.x
-mapping follow ``shared/spec/syn2nat.md`` §2 and §7; transforms whose algorithm changed in 2.x are ported from 0.5.2
-(:mod:`corruptgen.families.syn2nat.albu052`). Every corruption runs on a 224×224 uint8 RGB crop.
+mapping follow that code and albumentations' changelogs; transforms whose algorithm changed in 2.x are ported from
+0.5.2 (:mod:`corruptgen.families.syn2nat.albu052`). Every corruption runs on a 224×224 uint8 RGB crop.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from .albu import albumentations_fn
 FAMILY = "syn2nat"
 CITE = "Laugros et al., BMVC 2021 (candidate_corruptions.py, albumentations 0.5.2)"
 
-#: Categories 1–6 in the paper's order (seed 000 §4); membership inferred from the Syn2Nat triplets (spec §3).
+#: Categories 1–6 in the paper's order (Laugros et al., BMVC 2021, §4); membership from the reference code's triplets.
 CATEGORY_NAMES: dict[int, str] = {
     1: "heterogeneous",
     2: "spatial transformations",
@@ -170,7 +170,7 @@ _TABLE: list[_Spec] = [
      ), "equivalent (a reflected-border translation, not a transpose)"),
 ]  # fmt: skip
 
-#: ImageNet-Syn2Nat = these 18, in the reference order (test_inet_syn2nat.py; spec §4).
+#: ImageNet-Syn2Nat = these 18, in the reference order (``test_inet_syn2nat.py`` of the reference code).
 SYN2NAT_18: tuple[str, ...] = (
     "solarize", "random_sun_flare", "random_shadow",
     "affines", "perspective", "cutout",

@@ -1,5 +1,5 @@
 """Ports of albumentations 0.5.2 transforms whose behaviour changed (or vanished) in albumentations 2.x, as used by
-ImageNet-Syn2Nat (see ``shared/spec/syn2nat.md`` §2 and §7). Each ``LegacyXxx`` is an albumentations 2.0.8
+ImageNet-Syn2Nat's reference code (Laugros et al., BMVC 2021). Each ``LegacyXxx`` is an albumentations 2.0.8
 ``ImageOnlyTransform``; the ``*_image`` functions are their functional cores (conventions: see ``_common``).
 """
 
