@@ -14,14 +14,20 @@ Both paths compute the same thing (to float rounding): ``direct`` is one grouped
 ``fft`` multiplies ``rfft2`` spectra (zero padding is done by wrapping the kernel around the origin of a transform of
 size ≥ H + kh//2, so no padded copy of the images is made). ``method="auto"`` picks by kernel size,
 dtype and device type (never by batch size), so a batch and its single images take the same path.
+
+Transforms: on the CPU ``scipy.fft`` (pocketfft, vectorised over the batch's planes; ~2.5× faster than ``torch.fft``'s
+column transforms in float64 at 240×240 on 1 thread), on other devices ``torch.fft``. Both give the float64 result
+to its last bits (~1e-16), which is below every rounding decision the corruptions make (their tie guard is 1e-6).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import scipy.fft
 import torch
 import torch.nn.functional as F
 
@@ -74,6 +80,23 @@ def _pads(kh: int, kw: int) -> tuple[int, int, int, int]:
     return top, kh - 1 - top, left, kw - 1 - left
 
 
+def rfft2(x: torch.Tensor, shape: tuple[int, int]) -> torch.Tensor:
+    """``torch.fft.rfft2(x, s=shape)``; by ``scipy.fft`` on the CPU (torch's intra-op thread count as workers) unless
+    ``x`` needs gradients."""
+    if x.device.type != "cpu" or x.requires_grad:
+        return torch.fft.rfft2(x, s=shape)
+    return torch.from_numpy(scipy.fft.rfft2(x.numpy(), s=shape, workers=torch.get_num_threads()))
+
+
+def irfft2(z: torch.Tensor, shape: tuple[int, int], *, overwrite: bool = False) -> torch.Tensor:
+    """``torch.fft.irfft2(z, s=shape)``; by ``scipy.fft`` on the CPU unless ``z`` needs gradients (``overwrite``: ``z``
+    may be used as scratch)."""
+    if z.device.type != "cpu" or z.requires_grad:
+        return torch.fft.irfft2(z, s=shape)
+    out = scipy.fft.irfft2(z.resolve_conj().numpy(), s=shape, workers=torch.get_num_threads(), overwrite_x=overwrite)
+    return torch.from_numpy(out)
+
+
 def _as_tensor(a: Any, device: torch.device | None, dtype: torch.dtype | None = None) -> torch.Tensor:
     t = torch.from_numpy(np.ascontiguousarray(a)) if isinstance(a, np.ndarray) else torch.as_tensor(a)
     return t.to(device=device if device is not None else t.device, dtype=dtype if dtype is not None else t.dtype)
@@ -100,7 +123,7 @@ class FFTGeometry:
         """``rfft2`` of the (padded) images (B, C, H, W) — reusable for any kernels of this size."""
         if self.padding == "reflect":
             x = _reflect_pad(x, self.kh, self.kw)
-        return torch.fft.rfft2(x, s=self.shape)
+        return rfft2(x, self.shape)
 
     def kernel_spectrum(self, k: torch.Tensor) -> torch.Tensor:
         """Conjugate spectrum of kernels (..., kh, kw) placed for correlation (no flip)."""
@@ -109,7 +132,7 @@ class FFTGeometry:
         placed = F.pad(k, (0, m - self.kw, 0, n - self.kh))
         if self.padding == "zero":
             placed = torch.roll(placed, shifts=(-top, -left), dims=(-2, -1))
-        return torch.fft.rfft2(placed).conj()
+        return rfft2(placed, self.shape).conj_physical()
 
     def kernel_spectra(self, k: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
         """(spectra, index) for (C, kh, kw) kernels shared by the batch (index ``None``) or (B, C, kh, kw) per image:
@@ -119,15 +142,18 @@ class FFTGeometry:
         uniq, inverse = torch.unique(k.reshape(k.shape[0], -1), dim=0, return_inverse=True)
         return self.kernel_spectrum(uniq.reshape(-1, *k.shape[1:])), inverse.tolist()
 
-    def correlate(self, spectrum: torch.Tensor, spectra: torch.Tensor, index: list[int] | None = None) -> torch.Tensor:
-        """Images (B, C, H, W) from their spectrum and :meth:`kernel_spectra` (no gathered copy of the spectra)."""
+    def correlate(
+        self, spectrum: torch.Tensor, spectra: torch.Tensor | Sequence[torch.Tensor], index: list[int] | None = None
+    ) -> torch.Tensor:
+        """Images (B, C, H, W) from their spectrum and :meth:`kernel_spectra` (no gathered copy of the spectra): image
+        ``i`` uses ``spectra[index[i]]``, or all of ``spectra`` (broadcast) when ``index`` is ``None``."""
         if index is None:
             product = spectrum * spectra
         else:
             product = torch.empty_like(spectrum)
             for i, j in enumerate(index):
                 torch.mul(spectrum[i], spectra[j], out=product[i])
-        y = torch.fft.irfft2(product, s=self.shape)
+        y = irfft2(product, self.shape, overwrite=True)
         return y[..., : self.height, : self.width]
 
 

@@ -6,9 +6,9 @@ reference generator does (spec §4): per-channel ``F.conv2d`` cross-correlation 
 ``'same'`` padding, on the [0, 1] float image, clipped. ``defocus_disk`` is the ImageNet-C ``defocus_blur`` disk the
 paper compares against (spec §3).
 
-Numerics: the convolution runs in float64 (FFT, :mod:`.conv`), so the bytes do not depend on the
-device, batch size or path (float32 noise, ~1e-6, would flip the pixels that lie near a rounding boundary, e.g.
-between CPU and GPU).
+Numerics: the convolution runs in float64 (FFT, :mod:`.render`), so the bytes do not depend on the device, batch
+size, FFT library or path (float32 noise, ~1e-6, would flip the pixels that lie near a rounding boundary, e.g. between
+CPU and GPU).
 Quantisation to uint8:
 
 * ``quantize="round"`` (default): ``round(255 · clip(y, 0, 1))``, exact ties up.
@@ -27,9 +27,7 @@ per process and cached by path.
 from __future__ import annotations
 
 import functools
-import hashlib
 import random
-from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -39,6 +37,7 @@ import numpy as np
 
 from ...corruptions.registry import Corruption, Params, register
 from ...errors import CorruptgenError
+from .render import blur_uint8
 from .zernike import FRINGE, PAIRS
 
 FAMILY = "optics"
@@ -139,75 +138,6 @@ def _stack_tensor(path: str, device: str):
 # ---------------------------------------------------------------- rendering
 
 
-class _SpectrumCache:
-    """The last few image-batch spectra: the engine hands every subset the same batch, so the 20 OpticsBench subsets
-    share one forward FFT. Keyed by a digest of the uint8 batch plus everything the spectrum depends on."""
-
-    def __init__(self, size: int = 2) -> None:
-        self.size = size
-        self.entries: OrderedDict[tuple, Any] = OrderedDict()
-
-    def get(self, images: np.ndarray, geometry, device: str, quantize: str, compute):
-        digest = hashlib.blake2b(memoryview(np.ascontiguousarray(images)).cast("B"), digest_size=16).digest()
-        key = (digest, images.shape, geometry, device, quantize)
-        if key in self.entries:
-            self.entries.move_to_end(key)
-            return self.entries[key]
-        value = compute()
-        self.entries[key] = value
-        while len(self.entries) > self.size:
-            self.entries.popitem(last=False)
-        return value
-
-
-_SPECTRA = _SpectrumCache()
-
-
-def _to_float(images: np.ndarray, device: str, quantize: str):
-    """(N, 3, H, W) float64 in [0, 1]: ``float32(v)/255`` (reference ``ToTensor``) for truncate, exact otherwise."""
-    import torch
-
-    x = torch.from_numpy(np.ascontiguousarray(images)).to(device).permute(0, 3, 1, 2)
-    if quantize == "truncate":
-        return x.to(torch.float32).div(255).to(torch.float64)
-    return x.to(torch.float64).div(255)
-
-
-#: Grey-level guard for rounding/truncation in float64: exact ties (n + ½ when rounding, integers when truncating —
-#: frequent with the disk kernels' 1/29 weights and in flat regions) would otherwise go either way with the last-bit
-#: noise of the FFT, i.e. depend on the device or batch; 1e-6 grey levels is far above that noise (≈1e-12).
-_TIE_GUARD = 1e-6
-
-
-def _quantize(y, quantize: str, reference_float32: bool) -> np.ndarray:
-    import torch
-
-    if quantize == "truncate" and reference_float32:  # ToPILImage: clip, mul(255) in float32, .byte() truncates
-        q = torch.clip(y.to(torch.float32), 0, 1).mul(255).to(torch.uint8)
-    else:  # round: floor(255·y + ½), ties up; truncate (ImageNet-C, float64): np.uint8(255·clip(y, 0, 1))
-        offset = (0.5 if quantize == "round" else 0.0) + _TIE_GUARD
-        # = floor(255·clip(y, 0, 1) + offset) in three in-place passes (the uint8 cast truncates non-negatives)
-        q = (y * 255).add_(offset).clamp_(0, 255 + offset).to(torch.uint8)
-    return q.permute(0, 2, 3, 1).cpu().numpy()
-
-
-def _convolve(images: np.ndarray, kernels, *, padding: str, quantize: str, device: str, reference_float32: bool):
-    """Blur a uint8 batch (N, H, W, 3) with kernels (3, k, k) or (N, 3, k, k) (float64 tensors) → uint8 batch."""
-    from .conv import FFTGeometry, normalize_padding
-
-    if images.ndim != 4 or images.shape[-1] != 3 or images.dtype != np.uint8:
-        raise ValueError(f"expected an (N, H, W, 3) uint8 batch, got {images.shape} {images.dtype}")
-    padding = normalize_padding(padding)
-    _, h, w, _ = images.shape
-    geometry = FFTGeometry(h, w, int(kernels.shape[-2]), int(kernels.shape[-1]), padding)
-    spectrum = _SPECTRA.get(
-        images, geometry, device, quantize,
-        lambda: geometry.image_spectrum(_to_float(images, device, quantize)),
-    )  # fmt: skip
-    y = geometry.correlate(spectrum, *geometry.kernel_spectra(kernels))
-    return _quantize(y, quantize, reference_float32)
-
-
 def _check_options(severity: int, quantize: str, choice: str = "rng") -> int:
     if severity not in SEVERITIES:
         raise ValueError(f"severity must be one of 1..5, got {severity!r}")
@@ -266,9 +196,9 @@ def _optics_batch(name: str):
         fringes = [pair[p] for p in picks]
         index = [meta["modes"].index(j) for j in fringes]
         table = _stack_tensor(str(Path(meta["path"])), str(device))
-        per_image = table[index, severity - 1]  # (N, 3, K, K)
-        out = _convolve(images, per_image, padding=padding, quantize=quantize, device=str(device),
-                        reference_float32=True)  # fmt: skip
+        rows = sorted(set(index))
+        out = blur_uint8(images, table[rows, severity - 1], [rows.index(i) for i in index], padding=padding,
+                         quantize=quantize, device=str(device), reference_float32=True)  # fmt: skip
         params = [
             {
                 "fringe_mode": j,
@@ -322,8 +252,8 @@ def _disk_batch(
         out = np.stack([np.clip(cv2.filter2D(im / 255.0, -1, kernel), 0, 1) * 255 for im in images]).astype(np.uint8)
     else:
         k = torch.from_numpy(kernel).to(device=device, dtype=torch.float64).expand(3, -1, -1)
-        out = _convolve(images, k.contiguous(), padding=padding, quantize=quantize, device=str(device),
-                        reference_float32=False)  # fmt: skip
+        out = blur_uint8(images, k.contiguous(), padding=padding, quantize=quantize, device=str(device),
+                         reference_float32=False)  # fmt: skip
     radius, blur = DISK_SEVERITIES[severity - 1]
     params = {"radius": radius, "alias_blur": blur, "kernel_size": int(kernel.shape[-1]), "severity": severity,
               "padding": padding, "quantize": quantize}  # fmt: skip
