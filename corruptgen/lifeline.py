@@ -5,7 +5,8 @@ run on under PID 1, each holding hundreds of MB. :func:`die_with_parent`, called
 sure they do not:
 
 * on Linux it asks the kernel to SIGKILL the worker when its parent dies (``prctl(PR_SET_PDEATHSIG)``), then checks
-  ``os.getppid()`` once more, because the parent may have died before the request was made;
+  ``os.getppid()`` once more, because the parent may have died before the request was made (the kernel sends the
+  signal when the *thread* that started the worker ends: the pool lives inside one call on one thread, the build's);
 * everywhere (and as the only guard where ``prctl`` is not available) a daemon thread polls ``os.getppid()`` and
   ends the process with ``os._exit`` once the parent is gone (reparented to init or a subreaper).
 

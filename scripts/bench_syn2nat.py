@@ -6,18 +6,18 @@ manifest. Baselines on the same images: (1) "bare": the same corruption function
 decoded and preprocessed (compute only, the issue's baseline); (2) "bare+io": the same loop plus what any script that
 writes the benchmark must do (decode and preprocess each input once, JPEG-encode each output), without sharding,
 metadata or manifest. Ratios are engine time / baseline time (lower is better). The baselines live in
-``corruptgen.bench.baselines`` (shared with ``corruptgen bench``).
+``corruptgen.bench.baselines`` (shared with ``corruptgen bench``); every row is timed by
+``corruptgen.bench.timing.time_work`` (warm-up, median of ``--repeats`` runs of >= 0.5 s, CPU-seconds per image of
+this process: the ``--workers 2`` row's workers are child processes, their CPU time is not counted).
 
-    python scripts/bench_syn2nat.py [--images 60] [--subsets syn2nat|all|a,b] [--repeats 3]
+    python scripts/bench_syn2nat.py [--images 60] [--subsets syn2nat|all|a,b] [--repeats 3] [--threads 1]
 """
 
 from __future__ import annotations
 
 import argparse
 import shutil
-import statistics
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
@@ -25,6 +25,7 @@ import skimage.data
 from PIL import Image
 
 from corruptgen.bench.baselines import syn2nat_bare, syn2nat_bare_io
+from corruptgen.bench.timing import describe_threads, fix_threads, time_work
 from corruptgen.engine import render
 from corruptgen.family import get_benchmark
 from corruptgen.plan import Plan, SourceSpec
@@ -47,27 +48,19 @@ def make_folder(root: Path, n: int) -> list[Path]:
     return paths
 
 
-def bench_engine(plan: Plan, out: Path, workers: int = 1) -> float:
+def bench_engine(plan: Plan, out: Path, workers: int = 1) -> None:
     shutil.rmtree(out, ignore_errors=True)
-    t0 = time.perf_counter()
     render(plan, out, workers=workers, progress=False)
-    return time.perf_counter() - t0
-
-
-def bench_bare(plan: Plan, images: list[np.ndarray], keys: list[str]) -> float:
-    return syn2nat_bare(plan, images, keys)
-
-
-def bench_bare_io(plan: Plan, paths: list[Path]) -> float:
-    return syn2nat_bare_io(plan, paths)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--images", type=int, default=60)
     ap.add_argument("--subsets", default=None, help="default: the 18 Syn2Nat corruptions; 'all' for the 40")
-    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--repeats", type=int, default=3, help="timed runs of >= 0.5 s; the median is printed")
+    ap.add_argument("--threads", type=int, default=1, help="torch intra-op and OpenCV threads (default 1)")
     args = ap.parse_args()
+    threads = fix_threads(args.threads)
 
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
@@ -79,22 +72,31 @@ def main() -> None:
         images = [pre(np.asarray(Image.open(p).convert("RGB"))) for p in paths]
         keys = [p.stem for p in paths]
         n = len(images) * len(plan.subsets)
-        bench_bare(plan, images[:2], keys[:2])  # warm-up (builds transforms, imports)
-        times: dict[str, list[float]] = {"bare": [], "bare+io": [], "engine": [], "engine2": []}
-        for _ in range(args.repeats):
-            times["bare"].append(bench_bare(plan, images, keys))
-            times["bare+io"].append(bench_bare_io(plan, paths))
-            times["engine"].append(bench_engine(plan, tmp / "out"))
-            times["engine2"].append(bench_engine(plan, tmp / "out", workers=2))
-        t = {k: statistics.median(v) for k, v in times.items()}
-        print(f"images: {len(images)} x {len(plan.subsets)} subsets = {n} corrupted images, median of {args.repeats}")
-        print(f"bare loop, pre-decoded, compute only        {n / t['bare']:8.1f} img/s")
-        print(f"bare loop + decode + JPEG encode            {n / t['bare+io']:8.1f} img/s")
-        print(f"engine, 1 process (everything, to shards)   {n / t['engine']:8.1f} img/s")
-        print(f"engine, --workers 2                         {n / t['engine2']:8.1f} img/s")
-        print(f"ratio engine / bare          {t['engine'] / t['bare']:.3f}  (goal <= 1.15)")
-        print(f"ratio engine / bare+io       {t['engine'] / t['bare+io']:.3f}  (the engine's own overhead)")
-        print(f"ratio engine(2 workers)/bare {t['engine2'] / t['bare']:.3f}")
+
+        def counted(fn):
+            return lambda: (fn(), n)[1]
+
+        r = {
+            "bare": time_work(counted(lambda: syn2nat_bare(plan, images, keys)), runs=args.repeats),
+            "bare+io": time_work(counted(lambda: syn2nat_bare_io(plan, paths)), runs=args.repeats),
+            "engine": time_work(counted(lambda: bench_engine(plan, tmp / "out")), runs=args.repeats),
+            "engine2": time_work(counted(lambda: bench_engine(plan, tmp / "out", workers=2)), runs=args.repeats),
+        }
+        ips = {k: v["images_per_s"] for k, v in r.items()}
+        print(f"images: {len(images)} x {len(plan.subsets)} subsets = {n} corrupted images, median of {args.repeats}"
+              " runs >= 0.5 s after a warm-up")  # fmt: skip
+        print(describe_threads(threads))
+        rows = [
+            ("bare loop, pre-decoded, compute only", "bare"),
+            ("bare loop + decode + JPEG encode", "bare+io"),
+            ("engine, 1 process (everything, to shards)", "engine"),
+            ("engine, --workers 2", "engine2"),
+        ]
+        for label, key in rows:
+            print(f"{label:43s} {ips[key]:8.1f} img/s {r[key]['cpu_s_per_image']:8.5f} CPU-s/img (this process)")
+        print(f"ratio engine / bare          {ips['bare'] / ips['engine']:.3f}  (goal <= 1.15)")
+        print(f"ratio engine / bare+io       {ips['bare+io'] / ips['engine']:.3f}  (the engine's own overhead)")
+        print(f"ratio engine(2 workers)/bare {ips['bare'] / ips['engine2']:.3f}")
 
 
 if __name__ == "__main__":

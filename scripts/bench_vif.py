@@ -22,9 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import sys
-import time
 from pathlib import Path
 
 import cv2
@@ -37,6 +35,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from corruptgen.bench.baselines import gray, pyramid_pyrtools, pyramid_scipy, vif_numpy  # noqa: E402
+from corruptgen.bench.timing import describe_threads, fix_threads, time_work  # noqa: E402
 from corruptgen.preprocess import get_preprocess  # noqa: E402
 from corruptgen.quality import VIFReference, vif, vif_p  # noqa: E402
 
@@ -100,15 +99,16 @@ _pyramid_pyrtools, _pyramid_scipy = pyramid_pyrtools, pyramid_scipy
 
 
 def timed(fn, repeats: int, n_images: int) -> tuple[object, float, float]:
-    """(result, median img/s wall, median img per CPU-second) over ``repeats`` runs after one warm-up."""
-    result = fn()
-    walls, cpus = [], []
-    for _ in range(repeats):
-        w0, c0 = time.perf_counter(), time.process_time()
-        result = fn()
-        walls.append(time.perf_counter() - w0)
-        cpus.append(time.process_time() - c0)
-    return result, n_images / statistics.median(walls), n_images / statistics.median(cpus)
+    """(result, median img/s wall, median img per CPU-second) by ``corruptgen.bench.timing.time_work``: warm-up, then
+    the median of ``repeats`` runs of >= 0.5 s each (``fn`` is repeated within a run)."""
+    out: list[object] = []
+
+    def work() -> int:
+        out[:] = [fn()]
+        return n_images
+
+    rec = time_work(work, runs=repeats)
+    return out[0], rec["images_per_s"], 1 / rec["cpu_s_per_image"]
 
 
 def reference_deviation(device: str) -> dict[str, float] | None:
@@ -137,7 +137,7 @@ def main(argv=None) -> int:
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--baseline-n", type=int, default=64, help="pairs timed for the single-image baselines")
     args = ap.parse_args(argv)
-    torch.set_num_threads(args.threads)
+    threads = fix_threads(args.threads)
 
     refs, dists = make_pairs()
     n = len(refs)
@@ -147,8 +147,9 @@ def main(argv=None) -> int:
     print(
         f"VIF benchmark: {n} pairs of {refs.shape[1]}x{refs.shape[2]} RGB (8 photos x 8 corruptions), "
         f"device {args.device}, torch {torch.__version__}, torch threads = {torch.get_num_threads()}, "
-        f"median of {args.repeats}"
+        f"median of {args.repeats} runs >= 0.5 s after a warm-up"
     )
+    print(describe_threads(threads))
     rows = []  # (label, img/s wall, img/CPU-s, values or None)
 
     dev = torch.device(args.device)

@@ -26,6 +26,20 @@ def write_photos(root: Path, n: int, *, quality: int = 95) -> list[Path]:
     return paths
 
 
+def pytest_collection_modifyitems(config, items) -> None:
+    """Tests marked ``cuda`` are skipped where torch sees no CUDA device."""
+    marked = [item for item in items if item.get_closest_marker("cuda")]
+    if not marked:
+        return
+    import torch
+
+    if torch.cuda.is_available():
+        return
+    skip = pytest.mark.skip(reason="no CUDA device")
+    for item in marked:
+        item.add_marker(skip)
+
+
 @pytest.fixture
 def photo_folder(tmp_path: Path) -> Path:
     """A flat folder of 7 real JPEG photos."""

@@ -92,9 +92,10 @@ def run_bench(
     """Benchmark ``families`` (default: syn2nat, imagenet-c, vcr, opticsbench and eval) on ``images`` inputs of
     ``source`` (default: all of it, at most 10; cycled when it has fewer) and return a JSON-safe dict.
 
-    Keys: ``machine``, ``torch``, ``settings``, ``inputs``, ``families`` (per family: ``stages`` ``{name: {images,
-    seconds, images_per_s}}``, ``end_to_end``, ``baselines``, ``ratios`` (ours ÷ baseline in images/s),
-    ``peak_rss_mib``, ``seconds``), ``peak_rss_mib`` and ``seconds``. ``io_threads``: the end-to-end builds'
+    Keys: ``machine``, ``torch``, ``threads``, ``settings``, ``inputs``, ``families`` (per family: ``stages``
+    ``{name: {images, seconds, images_per_s, cpu_s_per_image, runs}}``, ``end_to_end``, ``baselines``, ``ratios``
+    (ours ÷ baseline in images/s), ``ratios_cpu`` (the same in images per CPU-second), ``peak_rss_mib``,
+    ``seconds``), ``peak_rss_mib`` and ``seconds``. ``io_threads``: the end-to-end builds'
     schedule (default: the engine's for ``device``). ``progress`` receives one line per step.
 
     Every measurement: ``threads`` torch/OpenCV threads (``None``: leave them; stated under ``threads``), one
@@ -144,7 +145,8 @@ def run_bench(
             try:
                 fam = bench_family(name, inputs, settings, workdir, shared)
             except CorruptgenError as e:  # e.g. a missing kernel stack: report it, bench the other families
-                fam = {"error": str(e), "stages": {}, "end_to_end": None, "baselines": {}, "ratios": {}}
+                fam = {"error": str(e), "stages": {}, "end_to_end": None, "baselines": {}, "ratios": {},
+                       "ratios_cpu": {}}  # fmt: skip
                 say(f"bench: {name}: error: {e}")
             fam["seconds"] = round(time.perf_counter() - t0, 3)
             fam["peak_rss_mib"] = peak_rss_mib()
@@ -211,7 +213,9 @@ def format_table(result: dict[str, Any]) -> str:
             lines.append(f"{label:12s} {('baseline ' + base)[:50]:50s} {_row(rec)}")
         for name, value in r["ratios"].items():
             shown = "n/a (baseline unavailable)" if value is None else f"{value:.2f}x"
-            lines.append(f"{label:12s} {'ratio ' + name:50s} {shown:>26s}")
+            cpu = (r.get("ratios_cpu") or {}).get(name)
+            lines.append(f"{label:12s} {'ratio ' + name:50s} {shown:>26s}"
+                         + (f"  (per CPU-second {cpu:.2f}x)" if cpu else ""))  # fmt: skip
         rss = r["peak_rss_mib"]
         lines.append(f"{label:12s} {'peak RSS so far (MiB, self / children)':50s} "
                      f"{rss['self']:>13.0f} / {rss['children']:.0f}")  # fmt: skip

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import CorruptgenError
-from .stages import Inputs, Settings, _sync, end_to_end, family_plan, ratio, run_stages
+from .stages import Inputs, Settings, _sync, cpu_ratio, end_to_end, family_plan, ratio, run_stages
 from .timing import time_work
 
 
@@ -37,32 +37,35 @@ def bench_family(family: str, inputs: Inputs, settings: Settings, workdir: Path,
     stages = last["stages"]
     result: dict[str, Any] = {"subsets": [s.name for s in plan.subsets if s.corruption], "stages": stages}
     baselines: dict[str, Any] = {}
-    ratios: dict[str, float | None] = {}
+    pairs: dict[str, tuple[dict | None, dict | None]] = {}  # ratio name -> (ours, baseline)
     if family == "vcr":
         vif_stage, base = _vcr_vif(last, settings)
         stages["vif"] = vif_stage
         baselines["C single-image NumPy + pyrtools VIF"] = base
-        ratios["vif / single-image NumPy VIF"] = ratio(vif_stage, base)
+        pairs["vif / single-image NumPy VIF"] = (vif_stage, base)
     e2e_best = end_to_end(family, inputs, settings, workdir / "build" / family)
     result["end_to_end"] = e2e_best
     if family == "syn2nat":
         shared["syn2nat_build"] = e2e_best["build_dir"]
         baselines.update(_syn2nat_baselines(plan, inputs, last, settings))
-        corrupted = {"images_per_s": e2e_best["corrupted_per_s"]}
+        per_corrupted = e2e_best["samples"] / max(1, e2e_best["corrupted"])
+        corrupted = {"images_per_s": e2e_best["corrupted_per_s"],
+                     "cpu_s_per_image": e2e_best["cpu_s_per_image"] * per_corrupted}  # fmt: skip
         bare, bare_io = baselines["A bare albumentations loop, pre-decoded"], baselines["A bare loop + decode + encode"]
-        ratios["corrupt / A bare loop"] = ratio(stages["corrupt"], bare)
-        ratios["end to end / A bare loop"] = ratio(corrupted, bare)
-        ratios["end to end / A bare loop + decode + encode"] = ratio(corrupted, bare_io)
+        pairs["corrupt / A bare loop"] = (stages["corrupt"], bare)
+        pairs["end to end / A bare loop"] = (corrupted, bare)
+        pairs["end to end / A bare loop + decode + encode"] = (corrupted, bare_io)
     elif family == "imagenet-c":
         base = _imagenet_c_baseline(plan, last, settings)
         baselines["B NumPy reference transcription"] = base
-        ratios["corrupt / B reference"] = ratio(stages["corrupt"], base)
+        pairs["corrupt / B reference"] = (stages["corrupt"], base)
     elif family == "opticsbench":
         base = _optics_baseline(plan, last, settings)
         baselines["D per-image per-channel conv2d loop"] = base
-        ratios["corrupt / D conv2d loop"] = ratio(stages["corrupt"], base)
+        pairs["corrupt / D conv2d loop"] = (stages["corrupt"], base)
     result["baselines"] = baselines
-    result["ratios"] = ratios
+    result["ratios"] = {name: ratio(*pair) for name, pair in pairs.items()}
+    result["ratios_cpu"] = {name: cpu_ratio(*pair) for name, pair in pairs.items()}
     return result
 
 
@@ -210,4 +213,5 @@ def bench_eval(inputs: Inputs, settings: Settings, workdir: Path, shared: dict) 
         "end_to_end": e2e,
         "baselines": {"E bare model forward": base},
         "ratios": {"eval / E bare forward": ratio(e2e, base)},
+        "ratios_cpu": {"eval / E bare forward": cpu_ratio(e2e, base)},
     }

@@ -58,9 +58,17 @@ def _sync(device: str) -> Callable[[], None]:
 
 
 def ratio(ours: dict | None, base: dict | None) -> float | None:
+    """Ours ÷ baseline in wall-clock images/s."""
     if not ours or not base or not ours.get("images_per_s") or not base.get("images_per_s"):
         return None
     return ours["images_per_s"] / base["images_per_s"]
+
+
+def cpu_ratio(ours: dict | None, base: dict | None) -> float | None:
+    """Ours ÷ baseline in images per CPU-second (steadier than :func:`ratio` on a shared machine)."""
+    if not ours or not base or not ours.get("cpu_s_per_image") or not base.get("cpu_s_per_image"):
+        return None
+    return base["cpu_s_per_image"] / ours["cpu_s_per_image"]
 
 
 # ------------------------------------------------------------------------------------------------ inputs

@@ -94,6 +94,7 @@ def test_dataloader_batches_and_kernel_inputs(batch):
         aug(batch[0])
 
 
+@pytest.mark.cuda
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
 def test_cuda_batch_stays_on_device(batch):
     aug = make(0).to("cuda")

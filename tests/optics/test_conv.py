@@ -142,6 +142,7 @@ def test_helpers_and_errors(photos, kernels):
         psf_conv(torch.rand(1, 3, 10, 10), kernels[0, 0], padding="reflect")
 
 
+@pytest.mark.cuda
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
 def test_cuda_matches_cpu(photos, kernels):
     k = kernels[[0, 3, 6, 7], 4]

@@ -240,6 +240,7 @@ def test_vif_p_is_not_the_vcr_vif(pairs):
     assert abs(vif_p(refs[0], dists[0]) - vif(refs[0], dists[0])) > 0.01
 
 
+@pytest.mark.cuda
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="CUDA not available")
 def test_cuda_matches_cpu(pairs):
     refs, dists = pairs
