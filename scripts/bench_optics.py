@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Throughput of the batched PSF convolution vs the reference's per-image, per-channel ``conv2d`` loop, same run.
 
-The OpticsBench reference generator (spec opticsbench.md §4) filters one image and one colour channel at a time
+The OpticsBench reference generator ``generate_datasets.py`` filters one image and one colour channel at a time
 (``F.conv2d(img[:, c:c+1], kernel[:, c:c+1], padding='same')``). Ours filters a whole batch with per-image kernels in
 one call (:func:`corruptgen.families.opticsbench.conv.psf_conv`, FFT for 25×25). Also timed: the float64 corruption path
 (``batch_fn``: uint8 in, quantised uint8 out) and the end-to-end engine (``build opticsbench``: decode, preprocess,

@@ -122,7 +122,7 @@ def pyramid_scipy(img: np.ndarray) -> dict:
 
 
 def vif_numpy(ref: np.ndarray, dist: np.ndarray, pyramid: Callable[[np.ndarray], dict] = pyramid_pyrtools) -> float:
-    """Single-image NumPy VIF of two gray images, the VCR/abhinaukumar variant (spec vcr.md §2.2), written plainly."""
+    """Single-image NumPy VIF of two gray images, the variant of the VCR code (``vif_utils.vif``), written plainly."""
     m, sigma_nsq, tol = 3, 0.1, 1e-15
     pr, pd = pyramid(ref.astype(np.float64)), pyramid(dist.astype(np.float64))
     keys = [(level, b) for level in range(4) for b in (0, 3)][::-1]

@@ -33,7 +33,7 @@ def photos() -> torch.Tensor:
 
 
 def reference_loop(x: torch.Tensor, k: torch.Tensor, padding: str) -> torch.Tensor:
-    """The reference generator: per image and per channel ``F.conv2d`` (spec §4)."""
+    """The reference generator: per image and per channel ``F.conv2d`` (``generate_datasets.py``)."""
     out = torch.empty_like(x)
     for i in range(len(x)):
         ki = k if k.ndim == 3 else k[i]
@@ -59,7 +59,7 @@ def test_direct_and_fft_agree_and_match_the_reference(photos, kernels, padding):
 
 
 def test_impulse_returns_the_kernel_rotated_by_180_degrees(kernels):
-    k = kernels[3, 2]  # coma Z7: tail towards -x (spec §1.5), not symmetric under rotation
+    k = kernels[3, 2]  # coma Z7: tail towards -x (the published stacks), not symmetric under rotation
     assert not torch.equal(k, k.flip(-2, -1))
     x = torch.zeros(1, 3, 41, 41)
     x[0, :, 20, 20] = 1.0

@@ -1,6 +1,6 @@
 """OpticsBench PSF kernels: regeneration with prysm, the published stacks, I/O, statistics and the CLI.
 
-Spec opticsbench.md §1.4–1.8 (symmetry facts, RG stack, statistics), §2 (file format), §3 (ImageNet-C disk).
+Facts about the published stacks (symmetry, RG stack, statistics, file format) and the ImageNet-C disk.
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ def test_committed_disks_equal_imagenet_c_reference():
     disks, meta = kernelio.load_kernels(KERNELS / "defocus_disk.npz")
     np.testing.assert_allclose(disks, psf.imagenet_c_disk_stack(), rtol=0, atol=1e-7)
     assert meta["labels"] == ["ImageNet-C defocus disk"] and disks.shape == (1, 5, 3, 21, 21)
-    # spec §3: kernel sums 1, 1, 1, 1.013, 1.011 (Gaussian spill at r = 8, 10); RMS radius 2.17 … 7.22 px
+    # ImageNet-C disk: kernel sums 1, 1, 1, 1.013, 1.011 (Gaussian spill at r = 8, 10); RMS radius 2.17 … 7.22 px
     sums = disks[0, :, 0].sum(axis=(-1, -2))
     np.testing.assert_allclose(sums, [1.0, 1.0, 1.0, 1.013, 1.011], atol=1e-3)
     unnormalised_rms = stats.rms_radius(disks)[0, :, 0] * np.sqrt(sums)
@@ -96,7 +96,7 @@ def test_make_kernels_script_is_deterministic(tmp_path):
         assert (first / fname).read_bytes() == (second / fname).read_bytes(), fname
 
 
-# --- physics facts (spec §1.4, §1.5, §1.7) ----------------------------------------------------------------------
+# --- physics facts of the published stacks ----------------------------------------------------------------------
 
 
 def _transpose(k: np.ndarray) -> np.ndarray:
@@ -121,7 +121,7 @@ def test_orientation_and_chromatic_facts(regenerated):
     g = k[1, 0, 1] / k[1, 0, 1].sum()
     yy, xx = np.mgrid[-12:13, -12:13]
     var_x, var_y = (g * xx**2).sum() - (g * xx).sum() ** 2, (g * yy**2).sum() - (g * yy).sum() ** 2
-    assert var_x < var_y  # Z5: spec §1.5, var_x 2.39 < var_y 5.14
+    assert var_x < var_y  # Z5: var_x 2.39 < var_y 5.14
     d = k[2, 0, 1] / k[2, 0, 1].sum()
     assert (d * xx * yy).sum() - (d * xx).sum() * (d * yy).sum() < 0  # Z6: cov_xy < 0
     # per-channel sub-pixel offsets of the symmetric kernels: R ≈ +0.4, G ≈ −0.13, B ≈ −0.18 px

@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 import warnings
 
-#: The prysm release the kernels are generated and validated with (the last one on PyPI; spec §8).
+#: The prysm release the kernels are generated and validated with (the last one on PyPI).
 PRYSM_VERSION = "0.21.1"
 
 

@@ -1,4 +1,4 @@
-"""OpticsAugment (Müller et al., ICCVW 2023, Algorithm 1; spec opticsbench.md §5) as a batched ``torch.nn.Module``.
+"""OpticsAugment (Müller et al., ICCVW 2023, Algorithm 1) as a batched ``torch.nn.Module``.
 
 Per image of a batch: one kernel drawn uniformly from *all* kernels of the stack at a fixed severity (8 aberrations
 for OpticsBench), a weight ``w ~ Beta(α, α)``, the output ``(1 − w)·x + w·K(x)``, then ImageNet normalisation

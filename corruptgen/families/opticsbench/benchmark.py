@@ -2,7 +2,7 @@
 
 Subsets ``<corruption>_s<severity>`` for astigmatism, coma, defocus_spherical and trefoil (20, the default) plus the
 clean reference; ``defocus_disk_s<severity>`` (the ImageNet-C disk the paper compares against) on request. Family
-options (spec opticsbench.md §4):
+options (OpticsBench ``generate_datasets.py``):
 
 * ``severities``: ``"1,3,5"`` or ``"1..5"`` (or a list of ints).
 * ``kernels``: ``opticsbench`` / ``opticsbench_rg`` (``kernels/*.npz``, the default of each
@@ -31,7 +31,7 @@ CITE = ("P. Müller, A. Braun, M. Keuper. Classification robustness to common op
         "ICCV 2023 Workshops (AROW), pp. 3632-3643 (arXiv:2308.15499).")  # fmt: skip
 COMPAT_MODES = ("iccvw2023",)
 DISK = "defocus_disk"
-#: The published stacks each benchmark must not be given by mistake (spec §2, §1.7).
+#: The published stack (OpticsBench or OpticsBenchRG) each benchmark must not be given by mistake.
 _WRONG_PUBLISHED = {"opticsbench": "kernel_stack_rg_iccvw.pt", "opticsbench-rg": "kernel_stack_iccvw.pt"}
 
 

@@ -1,6 +1,6 @@
 """Batched per-channel PSF convolution in torch: a direct ``conv2d`` path and an FFT path with the same semantics.
 
-Convention (the OpticsBench reference generator, spec opticsbench.md §4): every colour channel is filtered with its
+Convention (the OpticsBench reference generator ``generate_datasets.py``): every colour channel is filtered with its
 own kernel channel by ``F.conv2d``, which is a *cross-correlation* — the kernel is **not** flipped::
 
     out[b, c, i, j] = sum_{u, v} k[c, u, v] * x~[b, c, i + u - pt, j + v - pl],   pt = (kh - 1) // 2, pl = (kw - 1) // 2
@@ -223,7 +223,7 @@ def psf_conv(
     Args:
         images: (B, C, H, W) float tensor (or array); float32 or float64.
         kernels: (C, kh, kw) shared by the batch, or (B, C, kh, kw) one per image.
-        padding: ``"zero"`` (paper-era generator, spec §4) or ``"reflect"`` (reflect-101).
+        padding: ``"zero"`` (the paper-era generator) or ``"reflect"`` (reflect-101).
         method: ``"direct"`` (grouped ``conv2d``), ``"fft"`` (``rfft2``) or ``"auto"`` (:func:`choose_method`).
         flip: rotate kernels by 180° first (true convolution); the reference does not.
         device: where to compute (default: the images' device); the result stays there.

@@ -1,10 +1,10 @@
 """OpticsBench corruptions (Müller, Braun, Keuper, ICCVW 2023): blur by optical-aberration PSF kernels.
 
-Each corruption is a pair of Zernike fringe modes (paper Table 2, spec opticsbench.md §1.6); every image gets ONE of
+Each corruption is a pair of Zernike fringe modes (Müller et al., ICCVW 2023, Table 2); every image gets ONE of
 the two single-mode RGB kernels of a stack (the two are never added), at a fixed severity. Kernels are applied as the
-reference generator does (spec §4): per-channel ``F.conv2d`` cross-correlation (kernel not flipped) with zero
-``'same'`` padding, on the [0, 1] float image, clipped. ``defocus_disk`` is the ImageNet-C ``defocus_blur`` disk the
-paper compares against (spec §3).
+reference generator ``generate_datasets.py`` does: per-channel ``F.conv2d`` cross-correlation (kernel not flipped)
+with zero ``'same'`` padding, on the [0, 1] float image, clipped. ``defocus_disk`` is the ImageNet-C ``defocus_blur``
+disk the paper compares against (``make_imagenet_c.py``).
 
 Numerics: the convolution runs in float64 (FFT, :mod:`.render`), so the bytes do not depend on the device, batch
 size, FFT library or path (float32 noise, ~1e-6, would flip the pixels that lie near a rounding boundary, e.g. between
@@ -50,10 +50,10 @@ SEVERITIES = (1, 2, 3, 4, 5)
 BUILTIN_STACKS = {"opticsbench": "opticsbench.npz", "opticsbench_rg": "opticsbench_rg.npz"}
 QUANTIZE = ("round", "truncate")
 CHOICES = ("rng", "iccvw2023")
-#: ImageNet-C defocus_blur severities (radius px, alias blur σ), spec §3.
+#: ImageNet-C defocus_blur severities (radius px, alias blur σ) of ``make_imagenet_c.py``.
 DISK_SEVERITIES = ((3, 0.1), (4, 0.5), (6, 0.5), (8, 0.5), (10, 0.5))
 
-#: Mode choice of the paper-era generator (v1.0, batch 128; spec §4): ``random.seed(0)`` then 128 ×
+#: Mode choice of the paper-era generator (v1.0, batch 128): ``random.seed(0)`` then 128 ×
 #: ``random.choice(pair)``, reused for every batch and every (corruption, severity); 1 = the pair's second mode.
 ICCVW2023_BATCH = 128
 ICCVW2023_PATTERN = (
@@ -225,7 +225,7 @@ def _optics_batch(name: str):
 
 @functools.lru_cache(maxsize=8)
 def disk_kernel(severity: int) -> np.ndarray:
-    """ImageNet-C defocus disk of ``severity`` (float32, 17×17 or 21×21; spec §3)."""
+    """ImageNet-C defocus disk of ``severity`` (float32, 17×17 or 21×21; ``make_imagenet_c.py``)."""
     from .psf import imagenet_c_disk
 
     radius, blur = DISK_SEVERITIES[severity - 1]

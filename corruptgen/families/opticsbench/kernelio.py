@@ -5,7 +5,7 @@ Two formats are read by :func:`load_kernels`:
 * our ``.npz`` (written by :func:`save_kernels`): keys ``kernels`` float32 (8, 5, 3, 25, 25), ``modes`` (fringe
   indices 4..11), ``severities`` (1..5), ``wavelengths_um`` (R, G, B); read with ``allow_pickle=False``.
 * the published PyTorch zip stacks ``kernel_stack_iccvw.pt`` / ``kernel_stack_rg_iccvw.pt`` (Müller et al.,
-  ICCVW 2023; spec opticsbench.md §2): parsed WITHOUT unpickling — the zip member ``*/data/0`` is read as
+  ICCVW 2023; the published stacks): parsed WITHOUT unpickling — the zip member ``*/data/0`` is read as
   little-endian float32 and reshaped to (8, 5, 3, 25, 25).
 """
 
@@ -23,12 +23,12 @@ from ...io.hashing import sha256_file
 
 #: Stack layout: (mode, severity, colour, y, x).
 STACK_SHAPE = (8, 5, 3, 25, 25)
-#: Fringe Zernike index of each stack entry along axis 0 (spec §2 "Ordering").
+#: Fringe Zernike index of each stack entry along axis 0 (the published stacks' order).
 FRINGE_MODES = (4, 5, 6, 7, 8, 9, 10, 11)
 SEVERITIES = (1, 2, 3, 4, 5)
-#: Fraunhofer C, d, F lines (µm) for the R, G, B channels (spec §1.1).
+#: Fraunhofer C, d, F lines (µm) for the R, G, B channels (``opticsbench_generate``).
 WAVELENGTHS_UM = (0.6563, 0.5876, 0.4861)
-#: sha256 of the published stacks (spec §2).
+#: sha256 of the published stacks.
 PUBLISHED_SHA256 = {
     "kernel_stack_iccvw.pt": "afc243ccf11a2cde4896f37a87de9a97bc2e15d299706696f6d411b9ccbfdb7b",
     "kernel_stack_rg_iccvw.pt": "d2764e731286ab44988c9f13f90e519c8b1dd00cfe10b445008b777bf1625884",
@@ -49,7 +49,7 @@ def _check_stack(kernels: np.ndarray, where: str) -> np.ndarray:
 
 
 def _parse_torch_zip(path: Path) -> tuple[np.ndarray, dict]:
-    """Read a torch-zip tensor file's raw storage ``*/data/0`` as '<f4' (no unpickling; spec §2)."""
+    """Read a torch-zip tensor file's raw storage ``*/data/0`` as '<f4' (no unpickling)."""
     try:
         with zipfile.ZipFile(path) as zf:
             members = [n for n in zf.namelist() if n.endswith("/data/0")]
@@ -97,7 +97,7 @@ def load_kernels(path: str | os.PathLike) -> tuple[np.ndarray, dict]:
 
     ``meta`` holds ``path``, ``sha256`` (of the file), ``format`` ("npz" | "torch-zip"), ``modes`` (fringe
     indices), ``severities``, ``wavelengths_um`` and, for a published stack, ``published`` (its file name) when
-    the sha256 matches spec §2. Raises :class:`CorruptgenError` for missing or malformed files.
+    the sha256 matches the published file. Raises :class:`CorruptgenError` for missing or malformed files.
     """
     p = Path(path)
     if not p.is_file():

@@ -2,7 +2,7 @@
 
 Eq. 1: ``h(u, v, λ) = |F{Circ(x, y) · exp(−j 2π W(x, y, λ))}|²`` with Eq. 2 ``W = Σ A_j(λ) Z_j`` in waves.
 Each kernel is the Table 20 baseline wavefront of its colour plus ONE fringe mode (Z4..Z11) with the per-severity
-coefficient of spec opticsbench.md §1.2, propagated by an un-padded FFT (prysm ``focus``, Q = 1; PSF samples
+coefficient of ``opticsbench_generate/params.json``, propagated by an un-padded FFT (prysm ``focus``, Q = 1; PSF samples
 λ·N apart), resampled onto the pixel pitch by a cubic spline (``scipy.ndimage.zoom``, grid mode), cropped to 25×25
 around the FFT centre and L1-normalised per colour. With :data:`OPTICSBENCH` (F/5, 4.0 µm pixels, 128 pupil
 samples) this reproduces the published ``kernel_stack_iccvw.pt`` to < 1e-3 L1 per kernel, and
@@ -43,7 +43,7 @@ class PSFModel:
         wavelengths_um: R, G, B wavelengths.
         baseline: ((fringe j, (R, G, B) coefficient in waves), ...): the Table 20 baseline wavefront.
         baseline_sign: −1 reproduces the published standard stack, +1 the RG stack (and Eq. 1–2 read literally).
-        merge_red_blue: OpticsBenchRG: the red channel is the blue channel's kernel (spec §1.7).
+        merge_red_blue: OpticsBenchRG: the red channel is the blue channel's kernel (the published RG stack).
         spline_order: order of the ``scipy.ndimage.zoom`` resampling spline.
         published_grid: reproduce the published generator's pupil grid: ρ and the aperture (ρ ≤ D/2 − dx) on the
             grid shifted by half a sample, φ on the FFT-centred grid (45° at its origin). False: ρ and φ both on
@@ -210,7 +210,7 @@ def kernel_stack(
     return out
 
 
-#: ImageNet-C ``defocus_blur`` severities: (disk radius px, alias blur σ) (spec opticsbench.md §3).
+#: ImageNet-C ``defocus_blur`` severities: (disk radius px, alias blur σ) of ``make_imagenet_c.py``.
 IMAGENET_C_DEFOCUS = ((3, 0.1), (4, 0.5), (6, 0.5), (8, 0.5), (10, 0.5))
 
 

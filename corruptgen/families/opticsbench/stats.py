@@ -1,6 +1,6 @@
 """Kernel statistics: centroid, RMS radius, centroid direction, MTF50, L1 distance and stack comparisons.
 
-Used to validate regenerated OpticsBench kernels against the published stacks (spec opticsbench.md §1.5, §1.8) and
+Used to validate regenerated OpticsBench kernels against the published stacks and
 to compare kernel types as in Müller et al. ICCVW 2023 §3.2 (MTF50 on 0°/45°/90°/135° slices). All functions are
 vectorised over leading axes: a kernel array is ``(..., K, K)`` with rows = y (down) and columns = x.
 """
@@ -33,7 +33,7 @@ def centroid(k: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def rms_radius(k: np.ndarray) -> np.ndarray:
-    """RMS radius (px) about each kernel's own centroid (spec §1.8)."""
+    """RMS radius (px) about each kernel's own centroid (the published stacks)."""
     k = _normalised(k)
     cx, cy = centroid(k)
     ys, xs = _offsets(k.shape[-2]), _offsets(k.shape[-1])

@@ -1,8 +1,9 @@
 """Zernike fringe modes of OpticsBench: names, pairs, per-severity coefficients and the baseline wavefront.
 
 Facts from Müller et al., "Classification robustness to common optical aberrations", ICCVW 2023 (Table 1 names,
-Table 2 pairs, Table 20 baseline) and spec opticsbench.md §1.2 (``params.json`` coefficients), §1.6 (pairs → stack
-indices). Polynomials are the *unnormalised* Zemax "Fringe" form (Z4 = 2ρ²−1, Z5 = ρ²cos2φ, …) in waves.
+Table 2 pairs, Table 20 baseline) and the public generator's ``opticsbench_generate/params.json`` (coefficients; the
+pairs' order in the stacks). Polynomials are the *unnormalised* Zemax "Fringe" form (Z4 = 2ρ²−1, Z5 = ρ²cos2φ, …)
+in waves.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ class FringeMode:
     n: int
     m: int
     name: str  # paper Table 1
-    repo_name: str  # name used by opticsbench_generate/params.json (spec §1.2)
+    repo_name: str  # name used by opticsbench_generate/params.json
     formula: str
 
 
@@ -43,7 +44,7 @@ BASELINE_MODES: tuple[FringeMode, ...] = (
 FRINGE: dict[int, FringeMode] = {mode.j: mode for mode in MODES + BASELINE_MODES}
 FRINGE_INDICES: tuple[int, ...] = tuple(mode.j for mode in MODES)
 
-#: OpticsBench corruption → (fringe j of the first, second kernel), paper Table 2 / spec §1.6.
+#: OpticsBench corruption → (fringe j of the first, second kernel), Müller et al., ICCVW 2023, Table 2
 PAIRS: dict[str, tuple[int, int]] = {
     "defocus_spherical": (4, 9),
     "astigmatism": (5, 6),
@@ -54,7 +55,7 @@ PAIRS: dict[str, tuple[int, int]] = {
 PAIR_INDICES: dict[str, tuple[int, int]] = {name: (a - 4, b - 4) for name, (a, b) in PAIRS.items()}
 
 #: Per-severity coefficients (waves, unnormalised fringe), rows fringe Z4..Z11, columns severity 1..5
-#: (``opticsbench_generate/params.json``, spec §1.2). The published stacks use exactly these values.
+#: (``opticsbench_generate/params.json``). The published stacks use exactly these values.
 SEVERITY_COEFFICIENTS = np.array(
     [
         [0.7, 0.9, 1.3, 1.6, 2.1],
@@ -72,7 +73,7 @@ SEVERITY_COEFFICIENTS.setflags(write=False)
 #: Baseline wavefront of paper Table 20, waves at each colour's wavelength (R 0.6563, G 0.5876, B 0.4861 µm).
 #: The table's columns are headed "4 9 15 16" but named "defocus, spherical, secondary spherical, vertical
 #: quadrofoil": the last two are fringe Z16 (6,0) and Z17 (4,4) — both transpose-symmetric, as the published
-#: stacks require (spec §1.4); fringe Z15 (secondary coma) would break that symmetry. Verified: dropping Z16 moves
+#: stacks require; fringe Z15 (secondary coma) would break that symmetry. Verified: dropping Z16 moves
 #: the regenerated kernels by up to 0.25 L1 from the published stack, with it they agree to 1e-3.
 BASELINE_TABLE20: dict[int, tuple[float, float, float]] = {
     4: (0.32671, 0.11273, -0.41772),
