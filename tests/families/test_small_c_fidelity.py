@@ -71,11 +71,3 @@ def test_severities_grow_on_average() -> None:
             for s in (1, 5)
         ]  # fmt: skip
         assert change[1] > change[0], name
-
-
-def test_tiny_and_imagenet64_scripts_share_their_constants() -> None:
-    from corruptgen.families.cifar10_c import TABLES as CIFAR
-    from corruptgen.families.imagenet64_c import TABLES as I64
-    from corruptgen.families.tinyimagenet_c import TABLES as TINY
-
-    assert TINY == I64 and TINY != CIFAR

@@ -3,6 +3,8 @@
 The reference corrupts the 50,000 ImageNet validation images resized to 64×64: torchvision ``Resize((64, 64))``
 (PIL bilinear, aspect not kept), then saves JPEG quality 85. Here 64×64 inputs are used as they are and other sizes
 get that resize (preset ``resize64``). The 15 common corruptions by default, the 4 held-out ones with ``--extra``.
+The script's constants are those of ``make_tinyimagenet_c.py``, so the tables are Tiny-ImageNet-C's (registered
+again as ``imagenet64_c/<name>``).
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from functools import cache
 from ...family import register_benchmark
 from ..cifar10_c.variant import ImageNetC, variant
 from ..imagenet_c import Spec, register_all
-from .tables import DOMAINS, FROST_RESIZE, IMSIZE, TABLES
+from ..tinyimagenet_c.tables import DOMAINS, FROST_RESIZE, IMSIZE, TABLES
 
 CITE = ("D. Hendrycks, T. Dietterich. Benchmarking Neural Network Robustness to Common Corruptions and "
         "Perturbations. ICLR 2019 (arXiv:1903.12261); ImageNet-64×64-C: hendrycks/robustness "
