@@ -12,9 +12,12 @@ fitted (c, Δv) spline. Here each sample is searched directly, per image:
    draws it from the sample's generator, stratified over an input's repeats); every domain starts at the clean
    image (Δv = 0 at s = 0). ``hi`` = Δv at s = 1 is the most this image allows (VIF keeps a floor of ~0.02–0.1 for
    noise or blur that leaves texture); a target above it takes s = 1, the closest achievable image;
-3. rounds of K candidates (batched VIF) inside the current bracket around a monotone (PCHIP) interpolation of
-   every point measured so far, in the warped variable ``u`` (:attr:`Domain.warp`), until ``|Δv − t| ≤ tol``, the
-   bracket cannot shrink further, or the round budget is spent; the closest candidate wins.
+3. the searches of a group of samples (:func:`search_samples`; the plan fixes the group) run in rounds: each round
+   scores exactly ``slots`` candidates in one float64 VIF batch, shared out among the members still searching:
+   first s = 1 for each, then the point where a monotone (PCHIP) interpolation of the member's measured points
+   crosses t, in the warped variable ``u`` (:attr:`Domain.warp`), and spare slots around it; a member stops when
+   ``|Δv − t| ≤ tol``, when its bracket cannot shrink further, or after :data:`ROUNDS` rounds; its closest
+   candidate wins.
 
 Every Δv is measured on the candidate after the same encode → decode as the build applies, so the stored value is
 ``VIF(decoded stored clean, decoded stored corrupted)`` exactly.
@@ -45,7 +48,7 @@ QUANTUM = 1e-6
 STORED_DECIMALS = 10
 #: Early-stop tolerance on |Δv − target| of the continuous search.
 TOL = 0.004
-#: Maximum number of rounds; half-width (in u) of the first round's 3 candidates around the interpolated guess.
+#: Maximum number of rounds after the first; initial step (in u) between a guess and the extra candidates.
 ROUNDS = 10
 FIRST_WIDTH = 0.08
 
