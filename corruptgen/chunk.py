@@ -62,6 +62,11 @@ class _Pending:
     rng: np.random.Generator
 
 
+def _number(p: _Pending, subset: Subset) -> int:
+    """Position of a sample among its subset's samples: ``input index · per_input + repeat``."""
+    return p.index * subset.per_input + p.repeat
+
+
 def sample_kwargs(corruption: Corruption, plan: Plan, subset: Subset, item_key: str, index: int, repeat: int) -> dict:
     """The per-sample context ``corruption`` declares (:attr:`~corruptgen.corruptions.Corruption.context`):
     ``sample_index`` (the input's position in the source, for order-based quirks) and ``stratum`` (``(position,
@@ -127,6 +132,9 @@ class ChunkRenderer:
         }
         self.skipped: list[dict[str, Any]] = []
         self.batches: dict[str, list[_Pending]] = {s.name: [] for s in self.subsets}
+        self.group_sizes = {s.name: c.group_size(dict(s.options)) for s in self.subsets
+                            if (c := self.corruptions[s.name]) is not None and c.group_size is not None}  # fmt: skip
+        self.outside: dict[int, np.ndarray | None] = {}  # inputs of other chunks that share a group with this one
         self.common = {"benchmark": plan.benchmark, "preprocessing": plan.preprocess.to_dict(),
                        "versions": library_versions()}  # fmt: skip
 
@@ -151,6 +159,9 @@ class ChunkRenderer:
             for repeat, key in enumerate(subset.sample_keys(item.key)):
                 seed, rng = sample_rng(self.plan.seed, self.plan.benchmark, subset.name, key)
                 pending = _Pending(item, index, key, repeat, image, seed, rng)
+                if subset.name in self.group_sizes:
+                    self.add_to_group(subset, pending)
+                    continue
                 if corruption is not None and corruption.batch_fn is not None:
                     self.batches[subset.name].append(pending)
                     if len(self.batches[subset.name]) >= self.task.options.batch_size:
@@ -192,7 +203,63 @@ class ChunkRenderer:
 
     def flush_all(self) -> None:
         for subset in self.subsets:
-            self.flush(subset)
+            if subset.name in self.group_sizes:
+                self.flush_group(subset)
+            else:
+                self.flush(subset)
+
+    def add_to_group(self, subset: Subset, p: _Pending) -> None:
+        """Buffer a sample of a grouped corruption; a sample of the next group renders the buffered one first."""
+        size, buffer = self.group_sizes[subset.name], self.batches[subset.name]
+        if buffer and _number(buffer[0], subset) // size != _number(p, subset) // size:
+            self.flush_group(subset)
+        self.batches[subset.name].append(p)
+
+    def flush_group(self, subset: Subset) -> None:
+        """Render the buffered group of ``subset`` with its members from other chunks (inputs that fail to decode
+        are left out, in every chunk alike); only this chunk's members are written."""
+        own, self.batches[subset.name] = self.batches[subset.name], []
+        if not own:
+            return
+        corruption, size = self.corruptions[subset.name], self.group_sizes[subset.name]
+        assert corruption is not None and corruption.group_fn is not None
+        first = _number(own[0], subset) // size * size
+        mine = {(p.index, p.repeat): p for p in own}
+        members = []
+        for n in range(first, min(first + size, len(self.source) * subset.per_input)):
+            index, repeat = divmod(n, subset.per_input)
+            p = mine.get((index, repeat)) if self.task.start <= index < self.task.stop else self.other(subset, n)
+            if p is not None:
+                members.append(p)
+        try:
+            strata = [sample_kwargs(corruption, self.plan, subset, p.item.key, p.index, p.repeat).get("stratum")
+                      for p in members]  # fmt: skip
+            results = corruption.group_fn([p.image for p in members], [p.rng for p in members], strata,
+                                          **dict(subset.options))  # fmt: skip
+        except Exception:  # e.g. an input too small for the corruption: one at a time, with fresh generators
+            for p in own:
+                p.rng = sample_rng(self.plan.seed, self.plan.benchmark, subset.name, p.key)[1]
+                self.render_one(subset, corruption, p)
+            return
+        for p, (result, params) in zip(members, results, strict=True):
+            if (p.index, p.repeat) in mine:
+                self.write(subset, corruption, p, result, params)
+
+    def other(self, subset: Subset, number: int) -> _Pending | None:
+        """Sample ``number`` of ``subset`` from another chunk (``None`` when its input does not decode)."""
+        index, repeat = divmod(number, subset.per_input)
+        if index not in self.outside:
+            try:
+                self.outside[index] = load_image(self.source, index, self.plan)
+            except BadImageError:
+                self.outside[index] = None
+        image = self.outside[index]
+        if image is None:
+            return None
+        item = self.source.items()[index]
+        key = subset.sample_keys(item.key)[repeat]
+        seed, rng = sample_rng(self.plan.seed, self.plan.benchmark, subset.name, key)
+        return _Pending(item, index, key, repeat, image, seed, rng)
 
     def write(self, subset: Subset, corruption: Corruption | None, p: _Pending, image: np.ndarray, params) -> None:
         item = p.item

@@ -42,17 +42,21 @@ def test_vcr_plans():
     assert plan.preprocess.name == "imagenet" and plan.subset("clean").options == ()
     frost = plan.subset("frost")
     assert (frost.corruption, frost.category, frost.per_input) == ("vcr/frost", 3, 1)
-    assert dict(frost.options) == {"delta_v": "uniform", "image_format": "jpg", "quality": 85}
+    assert dict(frost.options) == {"delta_v": "uniform", "search_group": 4, "image_format": "jpg", "quality": 85}
     plan = make_plan("vcr", subsets="frost,blur", per_image=4, delta_v="param", image_format="png", clean=False)
     assert [s.name for s in plan.subsets] == ["frost", "blur"] and all(s.per_input == 4 for s in plan.subsets)
     assert dict(plan.subset("blur").options) == {"delta_v": "param", "image_format": "png", "quality": 85}
     assert plan.subset("blur").sample_keys("x") == ["x_000", "x_001", "x_002", "x_003"]
     assert make_plan("vcr", per_image=1, delta_v="Uniform").plan_id == make_plan("vcr").plan_id
+    assert make_plan("vcr", search_group=4).plan_id == make_plan("vcr").plan_id
+    assert dict(make_plan("vcr", search_group=3).subset("frost").options)["search_group"] == 3
+    assert make_plan("vcr", search_group=3).plan_id != make_plan("vcr").plan_id
     assert make_plan("vcr", quality=90).subset("brightness").options[-1] == ("quality", 90)
     assert len(make_plan("vcr", subsets="all", clean=False).subsets) == 14
     for kwargs, error, message in (
         ({"per_image": 0}, CorruptgenError, "--per-image must be a positive integer"),
         ({"delta_v": "log"}, CorruptgenError, "--delta-v must be one of uniform, param"),
+        ({"search_group": 0}, CorruptgenError, "--search-group must be an integer in 1..1024"),
         ({"subsets": "forst"}, UnknownNameError, "did you mean frost"),
         ({"severities": "1"}, CorruptgenError, "no option --severities"),
     ):
@@ -102,6 +106,21 @@ def test_vcr_workers_do_not_change_bytes(tmp_path):
     a = {p.relative_to(tmp_path / "a").as_posix(): p.read_bytes() for p in sorted((tmp_path / "a").rglob("*.tar"))}
     b = {p.relative_to(tmp_path / "b").as_posix(): p.read_bytes() for p in sorted((tmp_path / "b").rglob("*.tar"))}
     assert len(a) == 4 * 2 and a == b
+
+
+def test_vcr_search_groups_do_not_depend_on_chunks_or_batches(tmp_path):
+    """Δv searches run in groups of ``search_group`` consecutive samples fixed by the plan: one chunk, chunks that
+    cut the groups (members loaded from the neighbouring chunk) and any --batch-size give the same bytes."""
+    import corruptgen
+
+    kw = dict(subsets="brightness", limit=3, per_image=3, size=96, search_group=4, clean=False)
+    corruptgen.build("vcr", out=tmp_path / "a", shard_size=3, **kw)
+    corruptgen.build("vcr", out=tmp_path / "b", shard_size=1, batch_size=1, **kw)
+    a, b = ({k: v for shard in sorted((tmp_path / d).rglob("*.tar")) for k, v in read_shard(shard).items()}
+            for d in "ab")  # fmt: skip
+    assert len(a) == 9 and a == b
+    searched = [json.loads(sample["json"])["params"] for sample in a.values()]
+    assert all(abs(p["delta_v"] - p["target_delta_v"]) <= 0.02 for p in searched if p["target_delta_v"] < 0.9)
 
 
 def test_vcr_cli_errors(tmp_path, capsys):

@@ -51,6 +51,13 @@ class Corruption:
         batch_fn: optional batched form ``batch_fn(images, rngs, *, device, **options) -> (images, params_list)`` on an
             (N, H, W, 3) uint8 array with one generator per image; it must give the same result as ``fn`` per image
             (the engine uses it when present and falls back to ``fn`` for a batch that fails).
+        group_fn: optional grouped form ``group_fn(images, rngs, strata, **options) -> [(image, params), ...]`` for
+            corruptions whose samples are rendered together in groups fixed by the plan (VCR's Δv search): the
+            renderer hands it each group of ``group_size(options)`` consecutive samples of a subset (sample number
+            ``input index · per_input + repeat``, groups aligned to multiples of the size; the last one may be
+            shorter), loading members from outside its chunk when a group straddles one, so a result never depends
+            on chunking, batching or workers. ``strata`` holds each sample's ``stratum`` context (or ``None``).
+        group_size: the group size for a subset's fixed options (required with ``group_fn``).
         context: the per-sample context the renderer passes besides the options: ``"sample_index"`` (the input's
             position in the source; the batched form gets ``sample_indices``) and/or ``"stratum"`` (``(position,
             count)`` of the sample among its input's repeats).
@@ -68,6 +75,8 @@ class Corruption:
     reference: str = ""
     fidelity: str = ""
     batch_fn: Callable[..., tuple[np.ndarray, list[Params]]] | None = field(default=None, repr=False, compare=False)
+    group_fn: Callable[..., list[tuple[np.ndarray, Params]]] | None = field(default=None, repr=False, compare=False)
+    group_size: Callable[[Mapping[str, Any]], int] | None = field(default=None, repr=False, compare=False)
     context: tuple[str, ...] = ()
     check: Callable[[Mapping[str, Any]], None] | None = field(default=None, repr=False, compare=False)
 
@@ -75,6 +84,8 @@ class Corruption:
         unknown = set(self.context) - set(CONTEXT)
         if unknown:
             raise ValueError(f"corruption {self.family}/{self.name}: unknown context {sorted(unknown)}; use {CONTEXT}")
+        if (self.group_fn is None) != (self.group_size is None):
+            raise ValueError(f"corruption {self.family}/{self.name}: group_fn and group_size come together")
 
     def check_options(self, options: Mapping[str, Any]) -> None:
         """Raise :class:`CorruptgenError` when ``options`` are not valid fixed options of this corruption."""

@@ -231,38 +231,65 @@ class VIFReference:
         self._levels = [(level, _Level(bands[level], LEVEL_WINDOWS[level])) for level in (3, 2, 1, 0)]
         self._den = torch.cat([lv.den for _, lv in self._levels], 1)  # (R, 8), SUBBANDS order
 
+    @classmethod
+    def stack(cls, refs: list[VIFReference]) -> VIFReference:
+        """One reference batch holding ``refs`` (each prepared on its own: their values are copied, not recomputed);
+        score candidates against chosen rows of it with ``score(dist, rows=...)``."""
+        first = refs[0]
+        if any(r.image_shape != first.image_shape or r.dtype != first.dtype for r in refs):
+            raise ValueError("stacked references need one image size and dtype")
+        self = object.__new__(cls)
+        self.device, self.dtype, self.data_range, self.single = first.device, first.dtype, first.data_range, False
+        self.image_shape, self.batch = first.image_shape, sum(r.batch for r in refs)
+        self._levels = []
+        for i, (level, lv) in enumerate(first._levels):
+            merged = object.__new__(_Level)
+            merged.k, merged.shape = lv.k, lv.shape
+            for name in ("den", "lam", "mx", "neg_x", "s", "small_x", "var_x", "xp"):
+                setattr(merged, name, torch.cat([getattr(r._levels[i][1], name) for r in refs]))
+            self._levels.append((level, merged))
+        self._den = torch.cat([r._den for r in refs])
+        return self
+
     @property
     def denominators(self) -> torch.Tensor:
         """(R, 8) per-subband ``den_i`` (coarse → fine), without the 1e-4."""
         return self._den
 
-    def score(self, dist, *, chunk_size: int | None = None, return_subbands: bool = False):
+    def score(self, dist, *, chunk_size: int | None = None, return_subbands: bool = False, rows=None):
         """VIF of ``dist`` against the reference: a (B,) tensor, or a float when both are single images.
 
-        ``dist`` holds B images of the reference's size; the reference batch must be 1 (broadcast) or B.
+        ``dist`` holds B images of the reference's size; the reference batch must be 1 (broadcast) or B, unless
+        ``rows`` (B reference indices) names the reference row of each candidate.
         ``chunk_size`` bounds how many candidates are processed at once (default: ~0.2 Mpx on the CPU, ~13 Mpx
         on GPUs). With ``return_subbands`` also returns the (B, 8) numerators and (B, 8) denominators.
         """
-        value, nums, den = self._score(_Images(dist, "dist"), chunk_size)
+        value, nums, den = self._score(_Images(dist, "dist"), chunk_size, rows=rows)
         if return_subbands:
             return value, nums, den
         return value
 
-    def _score(self, images: _Images, chunk_size, offset: int = 0):
+    def _score(self, images: _Images, chunk_size, rows=None):
         if images.hw != self.image_shape:
             raise ValueError(f"size mismatch: reference {self.image_shape}, distorted {images.hw}")
         n = len(images)
-        if self.batch not in (1, n):
+        index = None if rows is None else torch.as_tensor(rows, dtype=torch.long, device=self.device)
+        if index is None and self.batch not in (1, n):
             raise ValueError(f"batch mismatch: {self.batch} references for {n} distorted images (need 1 or {n})")
+        if index is not None and (index.shape != (n,) or int(index.min()) < 0 or int(index.max()) >= self.batch):
+            raise ValueError(f"rows must hold {n} indices below {self.batch}")
         step = max(1, int(chunk_size or _default_chunk(self.device, self.image_shape)))
         nums = []
         for i in range(0, n, step):
-            rows = slice(None) if self.batch == 1 else slice(i, i + step)
+            if index is not None:
+                rows = index[i : i + step]
+            else:
+                rows = slice(None) if self.batch == 1 else slice(i, i + step)
             gray = images.gray(slice(i, i + step), self.device, self.dtype, self.data_range)
             bands = _PYRAMID.levels(gray)[0]
             nums.append(torch.cat([lv.numerator(bands[level], rows) for level, lv in self._levels], 1))
         nums = torch.cat(nums)
-        den = self._den.expand(n, -1)
+        den = self._den.expand(n, -1) if index is None else self._den[index]
         value = (nums + 1e-4).mean(1) / (den + 1e-4).mean(1)
         if images.single and self.single:
             value = float(value[0])

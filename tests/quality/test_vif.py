@@ -171,6 +171,25 @@ def test_one_reference_many_candidates(pairs):
     np.testing.assert_allclose(((nums + 1e-4).mean(1) / (dens + 1e-4).mean(1)).numpy(), value.numpy())
 
 
+def test_stacked_references_score_chosen_rows(pairs):
+    """``VIFReference.stack`` + ``score(rows=...)``: each candidate against its own reference row, equal to scoring
+    it alone; rows out of range or of the wrong length are refused."""
+    refs, dists = pairs
+    stacked = VIFReference.stack([VIFReference(r) for r in refs])
+    rows = [2, 0, 3, 1, 0, 2]
+    cands = np.stack([dists[2], dists[0], dists[3], dists[1], refs[0], dists[0]])
+    expected = [vif(refs[r], c) for r, c in zip(rows, cands, strict=True)]
+    np.testing.assert_allclose(stacked.score(cands, rows=rows, chunk_size=4).numpy(), expected, rtol=0, atol=1e-12)
+    assert stacked.batch == 4 and stacked.score(cands, rows=rows)[4] == pytest.approx(1.0, abs=1e-12)
+    for bad in ([0, 1], [0, 1, 2, 3, 4, 4]):
+        with pytest.raises(ValueError, match="rows must hold 6 indices below 4"):
+            stacked.score(cands, rows=bad)
+    with pytest.raises(ValueError, match="batch mismatch"):
+        stacked.score(cands)
+    with pytest.raises(ValueError, match="one image size"):
+        VIFReference.stack([VIFReference(refs[0]), VIFReference(refs[0][:100, :100])])
+
+
 def test_float32_close_to_float64(pairs):
     """float32 differs from float64 by <= ~5e-5 here (reference images: <= 4.4e-5); we allow 2e-4."""
     refs, dists = pairs

@@ -30,11 +30,13 @@ from ...quality.steerable import MIN_SIZE
 from .domains import DOMAINS, NAMES, Domain
 from .ops_blur import smooth_disk
 from .ops_noise import poisson_quantile
-from .search import Outcome, Scorer, find_strength, one_torch_thread, sample_strength, stored
+from .search import Job, Outcome, Scorer, find_strength, one_torch_thread, sample_strength, search_samples, stored
 
 FAMILY = "vcr"
 CITE = "Shen et al., WACV 2025 (VCR); corruptions from ImageNet-C, Albumentations and Geirhos et al. 2018"
 DELTA_V_MODES = ("uniform", "param")
+#: Fixed options of every VCR corruption (the benchmark passes all of them).
+OPTIONS = ("delta_v", "image_format", "quality", "search_group")
 
 #: Groups by visual effect (the paper's Fig. 8 classes of similar corruptions).
 CATEGORY_NAMES: dict[int, str] = {1: "noise", 2: "blur", 3: "lighting and weather", 4: "colour"}
@@ -47,7 +49,8 @@ CATEGORY: dict[str, int] = {
 
 __all__ = [
     "CATEGORY", "CATEGORY_NAMES", "DELTA_V_MODES", "DOMAINS", "FAMILY", "NAMES", "Domain", "Outcome", "Scorer",
-    "corrupt", "find_strength", "one_torch_thread", "poisson_quantile", "sample_strength", "smooth_disk", "stored",
+    "corrupt", "corrupt_group", "find_strength", "one_torch_thread", "poisson_quantile", "sample_strength",
+    "smooth_disk", "stored",
 ]  # fmt: skip
 
 
@@ -63,11 +66,12 @@ def _check_options(name: str, delta_v: Any, image_format: Any, quality: Any) -> 
 
 def _check_fixed(name: str, options: Mapping[str, Any]) -> None:
     """A subset's fixed options (checked when the plan is made)."""
-    unknown = sorted(set(options) - {"delta_v", "image_format", "quality"})
+    unknown = sorted(set(options) - set(OPTIONS))
     if unknown:
-        raise ValueError(f"{FAMILY}/{name}: unknown options {unknown}; known: delta_v, image_format, quality")
+        raise ValueError(f"{FAMILY}/{name}: unknown options {unknown}; known: {', '.join(OPTIONS)}")
     _check_options(name, options.get("delta_v", "uniform"), options.get("image_format", "jpg"),
                    options.get("quality", 85))  # fmt: skip
+    _check_group(name, options.get("search_group", 1), 1)
 
 
 def _check_stratum(name: str, stratum: Any) -> tuple[int, int]:
@@ -81,6 +85,18 @@ def _check_stratum(name: str, stratum: Any) -> tuple[int, int]:
     return int(stratum[0]), int(stratum[1])
 
 
+def _prepare(name: str, image: np.ndarray, rng: np.random.Generator, stratum: Any) -> tuple[float, dict]:
+    """Check one input and draw its quantile (stratified) and its field, in that order."""
+    position, count = _check_stratum(name, stratum)
+    h, w = image.shape[:2]
+    if min(h, w) < MIN_SIZE:
+        raise ValueError(f"{FAMILY}/{name}: Δv needs images of at least {MIN_SIZE}x{MIN_SIZE} px, got {w}x{h}")
+    v = float(rng.random())
+    if count > 1:
+        v = (position + v) / count
+    return v, DOMAINS[name].make_field(rng, image)
+
+
 def corrupt(
     name: str,
     image: np.ndarray,
@@ -90,33 +106,63 @@ def corrupt(
     image_format: str = "jpg",
     quality: int = 85,
     stratum: tuple[int, int] | None = None,
+    search_group: int = 1,
 ) -> tuple[np.ndarray, Params]:
     """Corrupt one HxWx3 uint8 image with ``vcr/<name>`` (see the module docstring); returns (image, params).
 
     Draw order from ``rng``: one uniform u (the target quantile, or the strength in param mode; with
     ``stratum=(position, count)`` the quantile is ``(position + u) / count``), then the corruption's field. Images
-    must be at least 72 px a side (VIF's 4-level pyramid).
+    must be at least 72 px a side (VIF's 4-level pyramid). The search is a group of one scoring ``search_group``
+    candidates per round (:func:`corrupt_group` searches several samples together).
     """
+    return corrupt_group(name, [image], [rng], [stratum], delta_v=delta_v, image_format=image_format,
+                         quality=quality, search_group=search_group)[0]  # fmt: skip
+
+
+def corrupt_group(
+    name: str,
+    images: list[np.ndarray],
+    rngs: list[np.random.Generator],
+    strata: list[tuple[int, int] | None],
+    *,
+    delta_v: str = "uniform",
+    image_format: str = "jpg",
+    quality: int = 85,
+    search_group: int = 1,
+) -> list[tuple[np.ndarray, Params]]:
+    """Corrupt a group of at most ``search_group`` samples (draws per sample as :func:`corrupt`); in uniform mode
+    their searches share VIF batches of exactly ``search_group`` candidates (:func:`.search.search_samples`), so each
+    result depends on the group, fixed by the plan, not on how a build batches samples."""
     domain = DOMAINS[name]
     _check_options(name, delta_v, image_format, quality)
-    position, count = _check_stratum(name, stratum)
-    h, w = image.shape[:2]
-    if min(h, w) < MIN_SIZE:
-        raise ValueError(f"{FAMILY}/{name}: Δv needs images of at least {MIN_SIZE}x{MIN_SIZE} px, got {w}x{h}")
-    v = float(rng.random())
-    if count > 1:
-        v = (position + v) / count
-    fld = domain.make_field(rng, image)
+    slots = _check_group(name, search_group, len(images))
+    drawn = [_prepare(name, im, rng, st) for im, rng, st in zip(images, rngs, strata, strict=True)]
     with one_torch_thread():
-        scorer = Scorer(image, image_format, int(quality))
         if delta_v == "uniform":
-            out = find_strength(domain, image, fld, scorer, v)
+            scorer = Scorer.group(images, image_format, int(quality))
+            jobs = [Job(domain, im, fld, v) for im, (v, fld) in zip(images, drawn, strict=True)]
+            outcomes = search_samples(jobs, scorer, slots)
         else:
-            s = sample_strength(domain, v)
-            result = domain.apply(image, s, fld)
-            vif = scorer.exact(result)
-            out = Outcome(result, s, vif, max(0.0, 1.0 - vif), evaluations=scorer.evaluations)
-    params: Params = {
+            outcomes = []
+            for im, (v, fld) in zip(images, drawn, strict=True):
+                s = sample_strength(domain, v)
+                result = domain.apply(im, s, fld)
+                vif = Scorer(im, image_format, int(quality)).exact(result)
+                outcomes.append(Outcome(result, s, vif, max(0.0, 1.0 - vif), evaluations=1))
+    return [(out.image, _params(domain, out, fld, delta_v, st, image_format, quality))
+            for out, (_, fld), st in zip(outcomes, drawn, strata, strict=True)]  # fmt: skip
+
+
+def _check_group(name: str, search_group: Any, members: int) -> int:
+    if isinstance(search_group, bool) or not isinstance(search_group, (int, np.integer)) or search_group < 1:
+        raise ValueError(f"{FAMILY}/{name}: search_group must be a positive integer, got {search_group!r}")
+    if not 1 <= members <= search_group:
+        raise ValueError(f"{FAMILY}/{name}: a group holds 1 to {search_group} samples, got {members}")
+    return int(search_group)
+
+
+def _params(domain: Domain, out: Outcome, fld: dict, delta_v: str, stratum: Any, image_format: str, quality: int):
+    return {
         "strength": out.strength,
         **domain.params(out.strength, fld),
         "vif": out.vif,
@@ -125,32 +171,45 @@ def corrupt(
         "delta_v_mode": delta_v,
         "reachable_delta_v": None if out.reachable is None else [out.reachable[0], out.reachable[1]],
         "evaluations": out.evaluations,
-        "stratum": None if stratum is None else [position, count],
+        "stratum": None if stratum is None else [int(stratum[0]), int(stratum[1])],
         "stored_as": f"{image_format}" if image_format == "png" else f"{image_format} q{int(quality)}",
     }
-    return out.image, params
 
 
 def _make_fn(name: str):
     def fn(
         image: np.ndarray, rng: np.random.Generator, *, stratum: tuple[int, int] | None = None, **options: Any
     ) -> tuple[np.ndarray, Params]:
-        unknown = sorted(set(options) - {"delta_v", "image_format", "quality"})
-        if unknown:
-            known = "delta_v, image_format, quality, stratum"
-            raise TypeError(f"{FAMILY}/{name}: unexpected options {unknown}; known: {known}")
+        _check_keywords(name, options)
         return corrupt(name, image, rng, stratum=stratum, **options)
 
-    fn.__name__ = name
+    def group_fn(images: list[np.ndarray], rngs: list[np.random.Generator], strata: list, **options: Any):
+        _check_keywords(name, options)
+        return corrupt_group(name, images, rngs, strata, **options)
+
+    fn.__name__ = group_fn.__name__ = name
     fn.__doc__ = f"``vcr/{name}``: {DOMAINS[name].mapping}."
-    return fn
+    return fn, group_fn
+
+
+def _check_keywords(name: str, options: Mapping[str, Any]) -> None:
+    unknown = sorted(set(options) - set(OPTIONS))
+    if unknown:
+        raise TypeError(f"{FAMILY}/{name}: unexpected options {unknown}; known: {', '.join(OPTIONS)}, stratum")
+
+
+def group_size(options: Mapping[str, Any]) -> int:
+    """Samples searched together (consecutive samples of a subset, aligned to multiples of it; 1 in param mode)."""
+    return int(options.get("search_group", 1)) if options.get("delta_v", "uniform") == "uniform" else 1
 
 
 def _register_all() -> None:
     for name in NAMES:
         d = DOMAINS[name]
+        fn, group_fn = _make_fn(name)
         register(Corruption(
-            name=name, family=FAMILY, fn=_make_fn(name), params={"strength": [0.0, 1.0], **d.domain},
+            name=name, family=FAMILY, fn=fn, group_fn=group_fn, group_size=group_size,
+            params={"strength": [0.0, 1.0], **d.domain},
             category=CATEGORY[name], cite=CITE, reference=f"{d.source}: {d.reference}",
             fidelity=f"continuous strength s ∈ [0, 1]: {d.mapping}", context=("stratum",),
             check=functools.partial(_check_fixed, name),

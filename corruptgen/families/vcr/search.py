@@ -12,9 +12,12 @@ fitted (c, Δv) spline. Here each sample is searched directly, per image:
    draws it from the sample's generator, stratified over an input's repeats); every domain starts at the clean
    image (Δv = 0 at s = 0). ``hi`` = Δv at s = 1 is the most this image allows (VIF keeps a floor of ~0.02–0.1 for
    noise or blur that leaves texture); a target above it takes s = 1, the closest achievable image;
-3. rounds of K candidates (batched VIF) inside the current bracket around a monotone (PCHIP) interpolation of
-   every point measured so far, in the warped variable ``u`` (:attr:`Domain.warp`), until ``|Δv − t| ≤ tol``, the
-   bracket cannot shrink further, or the round budget is spent; the closest candidate wins.
+3. the searches of a group of samples (:func:`search_samples`; the plan fixes the group) run in rounds: each round
+   scores exactly ``slots`` candidates in one float64 VIF batch, shared out among the members still searching:
+   first s = 1 for each, then the point where a monotone (PCHIP) interpolation of the member's measured points
+   crosses t, in the warped variable ``u`` (:attr:`Domain.warp`), and spare slots around it; a member stops when
+   ``|Δv − t| ≤ tol``, when its bracket cannot shrink further, or after :data:`ROUNDS` rounds; its closest
+   candidate wins.
 
 Every Δv is measured on the candidate after the same encode → decode as the build applies, so the stored value is
 ``VIF(decoded stored clean, decoded stored corrupted)`` exactly.
@@ -23,7 +26,9 @@ Every Δv is measured on the candidate after the same encode → decode as the b
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import io
+from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -43,8 +48,8 @@ QUANTUM = 1e-6
 STORED_DECIMALS = 10
 #: Early-stop tolerance on |Δv − target| of the continuous search.
 TOL = 0.004
-#: Maximum number of rounds; half-width (in u) of the first round's 3 candidates around the interpolated guess.
-ROUNDS = 8
+#: Maximum number of rounds after the first; initial step (in u) between a guess and the extra candidates.
+ROUNDS = 10
 FIRST_WIDTH = 0.08
 
 
@@ -72,33 +77,64 @@ def stored(image: np.ndarray, image_format: str = "jpg", quality: int = 85) -> n
 
 
 class Scorer:
-    """VIF / Δv of candidates against one clean image, both as stored.
+    """VIF / Δv of candidates against clean images, all as stored.
 
-    :meth:`vif` scores candidates for the search (float64, rounded to :data:`QUANTUM`; :meth:`raw` unrounded, whose
-    value is stored with the chosen candidate to :data:`STORED_DECIMALS`); :meth:`exact` scores one image alone.
+    ``Scorer(clean)`` scores candidates of one clean image; :meth:`group` holds several (one reference row each).
+    :meth:`vif` scores for the search (float64, rounded to :data:`QUANTUM`; :meth:`raw` unrounded, whose value is
+    stored with the chosen candidate to :data:`STORED_DECIMALS`); :meth:`exact` scores one image alone.
     """
 
     def __init__(self, clean: np.ndarray, image_format: str = "jpg", quality: int = 85) -> None:
         self.image_format, self.quality = image_format, int(quality)
-        self.clean = stored(clean, image_format, quality)
-        self.reference = VIFReference(self.clean, device="cpu", dtype=torch.float64)
+        self.clean, ref = reference(clean, image_format, self.quality)
+        self.reference = ref
         self.evaluations = 0
+
+    @classmethod
+    def group(cls, cleans: list[np.ndarray], image_format: str = "jpg", quality: int = 85) -> Scorer:
+        """One scorer for the clean images of a group (row i = ``cleans[i]``)."""
+        self = cls(cleans[0], image_format, quality)
+        if len(cleans) > 1:
+            self.reference = VIFReference.stack([reference(c, image_format, self.quality)[1] for c in cleans])
+        return self
 
     def vif(self, images: list[np.ndarray]) -> np.ndarray:
         """VIF of each candidate (after the build's encode → decode), on the :data:`QUANTUM` grid."""
         return quantize(self.raw(images))
 
-    def raw(self, images: list[np.ndarray]) -> np.ndarray:
-        """float64 VIF of each candidate, unrounded (its last bits depend on the CPU and the batch)."""
+    def raw(self, images: list[np.ndarray], rows: list[int] | None = None) -> np.ndarray:
+        """float64 VIF of each candidate (against reference row ``rows[i]``), unrounded, in ONE batch of
+        ``len(images)`` (the last bits depend on the CPU and on that batch's shape, not on the other candidates)."""
         batch = np.stack([stored(im, self.image_format, self.quality) for im in images])
         self.evaluations += len(images)
-        return self.reference.score(batch).cpu().numpy().astype(np.float64)
+        value = self.reference.score(batch, chunk_size=len(images), rows=rows)
+        return value.cpu().numpy().astype(np.float64)
 
     def exact(self, image: np.ndarray) -> float:
         """float64 VIF of one candidate as stored: the value written to the sample's json."""
         self.evaluations += 1
         value = vif(self.clean, stored(image, self.image_format, self.quality), dtype=torch.float64)
         return round(float(value), STORED_DECIMALS)
+
+
+_REFERENCES: OrderedDict[tuple, tuple[np.ndarray, VIFReference]] = OrderedDict()
+#: Clean images whose stored form and VIF reference stay cached (one input meets every subset and repeat).
+REFERENCE_CACHE = 16
+
+
+def reference(clean: np.ndarray, image_format: str, quality: int) -> tuple[np.ndarray, VIFReference]:
+    """``clean`` as stored and its float64 :class:`VIFReference` (always prepared alone, so a cached one is
+    bit-identical to a fresh one), cached by content."""
+    key = (hashlib.blake2b(clean.tobytes(), digest_size=16).digest(), clean.shape, image_format, int(quality))
+    hit = _REFERENCES.get(key)
+    if hit is None:
+        kept = stored(clean, image_format, quality)
+        hit = _REFERENCES[key] = (kept, VIFReference(kept, device="cpu", dtype=torch.float64))
+        while len(_REFERENCES) > REFERENCE_CACHE:
+            _REFERENCES.popitem(last=False)
+    else:
+        _REFERENCES.move_to_end(key)
+    return hit
 
 
 def quantize(values: np.ndarray) -> np.ndarray:
@@ -126,37 +162,102 @@ class Outcome:
 
 
 @dataclass
-class _Points:
-    """Measured candidates keyed by their search coordinate u."""
+class Job:
+    """One sample to search: its domain, clean image, field and target Δv."""
 
     domain: Domain
     image: np.ndarray
     fld: dict
-    scorer: Scorer
-    data: dict[float, tuple[float, float, np.ndarray | None]] = field(default_factory=dict)  # x -> (dv, vif, img)
+    target: float
 
-    def strength(self, x: float) -> float:
-        return self.domain.strength(x)
 
-    def measure(self, xs: list[float]) -> None:
-        xs = [x for x in dict.fromkeys(xs) if x not in self.data]
-        if not xs:
-            return
-        images = [self.domain.apply(self.image, self.strength(x), self.fld) for x in xs]
-        raw = self.scorer.raw(images)
-        for x, v, r, im in zip(xs, quantize(raw), raw, images, strict=True):
-            self.data[x] = (float(delta_v_of(v)), round(float(r), STORED_DECIMALS), im)
+@dataclass
+class _Search:
+    """The search state of one sample: measured candidates keyed by their coordinate u."""
 
-    def known(self, x: float, image: np.ndarray, vif: float) -> None:
-        self.data[x] = (float(delta_v_of(vif)), float(vif), image)
+    job: Job
+    tol: float
+    data: dict[float, tuple[float, float, np.ndarray | None]] = field(default_factory=dict)  # u -> (dv, vif, img)
+    evaluations: int = 0
+    rounds: int = 0
+    done: bool = False
+    previous: float | None = None
+    width: float = FIRST_WIDTH
+    span: float = 2.0
+
+    def __post_init__(self) -> None:
+        self.data[0.0] = (0.0, 1.0, self.job.image)  # s = 0 is the clean image: VIF(x, x) = 1
+
+    def record(self, x: float, vif_grid: float, raw: float, image: np.ndarray) -> None:
+        self.data[x] = (float(delta_v_of(vif_grid)), round(float(raw), STORED_DECIMALS), image)
+        self.evaluations += 1
 
     def curve(self) -> tuple[np.ndarray, np.ndarray]:
         xs = np.array(sorted(self.data))
         dv = np.array([self.data[x][0] for x in xs])
         return xs, np.maximum.accumulate(dv)  # monotone envelope (JPEG and 8-bit rounding add small wiggles)
 
-    def best(self, target: float) -> float:
-        return min(self.data, key=lambda x: (abs(self.data[x][0] - target), x))
+    def best(self) -> float:
+        t = self.job.target
+        return min(self.data, key=lambda x: (abs(self.data[x][0] - t), x))
+
+    def finished(self) -> bool:
+        """Whether the search stops: target beyond reach or met, round budget spent, or a jump in Δv."""
+        if 1.0 not in self.data:
+            return False
+        t = self.job.target
+        best = self.best()
+        if t >= self.data[1.0][0] or abs(self.data[best][0] - t) <= self.tol or self.rounds >= ROUNDS:
+            self.done = True
+        else:
+            xs, dv = self.curve()
+            a, b = _bracket(xs, dv, t)
+            self.done = float(xs[b]) - float(xs[a]) < 1e-7  # a jump: the closer side is the best this image allows
+        return self.done
+
+    def propose(self, k: int) -> list[float]:
+        """Up to ``k`` new coordinates for the next round of a search that is not :meth:`finished`."""
+        t = self.job.target
+        if 1.0 not in self.data:  # first round: s = 1 (this image's reach), and guesses at u = t if slots are free
+            return [1.0, *_spread(0.0, 1.0, min(t, 1.0 - 1e-3), FIRST_WIDTH, k - 1, None)][:k]
+        xs, dv = self.curve()
+        a, b = _bracket(xs, dv, t)
+        lo_x, hi_x = float(xs[a]), float(xs[b])
+        g = _guess(xs, dv, a, b, t)
+        if self.previous is not None:  # how far the interpolation moved is the scale of its remaining error
+            self.width = max(2.0 * abs(g - self.previous), 0.1 * (hi_x - lo_x))
+        stuck = None
+        if hi_x - lo_x > 0.5 * self.span:  # the bracket did not halve: one end does not move
+            stuck = hi_x if g - lo_x < hi_x - g else lo_x
+        self.previous, self.span = g, hi_x - lo_x
+        self.rounds += 1
+        return [x for x in _spread(lo_x, hi_x, g, self.width, k, stuck) if x not in self.data]
+
+    def outcome(self) -> Outcome:
+        x = self.best()
+        _, vif_best, image = self.data[x]
+        reach = (0.0, self.data[1.0][0])
+        strength = self.job.domain.strength(x)
+        dv = float(delta_v_of(vif_best))
+        return Outcome(image, strength, vif_best, dv, self.job.target, reach, self.evaluations, self.rounds)
+
+
+def _spread(lo: float, hi: float, g: float, width: float, k: int, stuck: float | None) -> list[float]:
+    """``k`` coordinates strictly inside (lo, hi): the guess ``g`` first, then (when the bracket did not halve) the
+    midpoint between ``g`` and the ``stuck`` end, then ``g ± width, g ± 2·width, …`` (the stuck side first)."""
+    eps = 1e-3 * (hi - lo)
+    first = -1.0 if stuck is None else (1.0 if stuck > g else -1.0)  # the side probed first
+    wanted = [g] if stuck is None else [g, 0.5 * (g + stuck)]
+    for j in range(1, k + 1):
+        wanted += [g + first * j * width, g - first * j * width]
+    out: list[float] = []
+    for p in wanted:
+        p = min(max(p, lo + eps), hi - eps)
+        if p not in out:
+            out.append(p)
+        if len(out) == k:
+            break
+    return out
 
 
 def _bracket(xs: np.ndarray, dv: np.ndarray, target: float) -> tuple[int, int]:
@@ -187,55 +288,37 @@ def _guess(xs: np.ndarray, dv: np.ndarray, a: int, b: int, target: float) -> flo
     return float(grid[int(np.argmin(np.abs(values - target)))])
 
 
+def search_samples(jobs: list[Job], scorer: Scorer, slots: int, *, tol: float = TOL) -> list[Outcome]:
+    """Search the samples of one group together: every round scores exactly ``slots`` candidates in one VIF batch
+    (sample i against reference row i), shared out among the samples still searching (the first ones in group
+    order get one more); unused slots repeat the round's last candidate. A sample's result depends on the group
+    (its members and ``slots``), never on how a build batches or schedules groups."""
+    if not 1 <= len(jobs) <= slots:
+        raise ValueError(f"a search group holds 1 to {slots} samples, got {len(jobs)}")
+    states = [_Search(job, tol) for job in jobs]
+    while True:
+        active = [i for i, st in enumerate(states) if not st.done and not st.finished()]
+        requests: list[tuple[int, float]] = []
+        for n, i in enumerate(active):
+            xs = states[i].propose(slots // len(active) + (n < slots % len(active)))
+            states[i].done = not xs  # nothing new left to measure in its bracket
+            requests += [(i, x) for x in xs]
+        if not requests:
+            return [st.outcome() for st in states]
+        images = [states[i].job.domain.apply(states[i].job.image, states[i].job.domain.strength(x),
+                                             states[i].job.fld) for i, x in requests]  # fmt: skip
+        rows = [i for i, _ in requests]
+        pad = slots - len(images)
+        raw = scorer.raw(images + [images[-1]] * pad, rows + [rows[-1]] * pad)[: len(images)]
+        for (i, x), r, v, im in zip(requests, raw, quantize(raw), images, strict=True):
+            states[i].record(x, v, r, im)
+
+
 def find_strength(
-    domain: Domain,
-    image: np.ndarray,
-    fld: dict,
-    scorer: Scorer,
-    v: float,
-    *,
-    tol: float = TOL,
-    rounds: int = ROUNDS,
+    domain: Domain, image: np.ndarray, fld: dict, scorer: Scorer, v: float, *, tol: float = TOL, slots: int = 1
 ) -> Outcome:
-    """Strength whose stored Δv is closest to the target ``t = v`` (see the module docstring)."""
-    pts = _Points(domain, image, fld, scorer)
-    pts.known(0.0, image, 1.0)  # s = 0 is the clean image: VIF(x, x) = 1
-    pts.measure([1.0])
-    lo, hi = pts.data[0.0][0], pts.data[1.0][0]
-    target = float(v)
-    width, previous, span = FIRST_WIDTH, None, 2.0
-    if target >= hi:  # beyond this image's reach: the strongest corruption is the closest
-        rounds = 0
-    n_rounds = 0
-    for n_rounds in range(1, rounds + 1):  # noqa: B007
-        best = pts.best(target)
-        if abs(pts.data[best][0] - target) <= tol:
-            break
-        xs, dv = pts.curve()
-        a, b = _bracket(xs, dv, target)
-        lo_x, hi_x = float(xs[a]), float(xs[b])
-        if hi_x - lo_x < 1e-7:  # a jump in Δv: the closer side is the best this image allows
-            break
-        g = _guess(xs, dv, a, b, target)
-        if previous is not None:  # how far the interpolation moved is the scale of its remaining error
-            width = max(2.0 * abs(g - previous), 0.1 * (hi_x - lo_x))
-        previous = g
-        candidates = _around(lo_x, hi_x, g, width)
-        if hi_x - lo_x > 0.5 * span:  # the bracket did not halve (a kink the interpolant misses): bisect too
-            candidates.append(0.5 * (lo_x + hi_x))
-        span = hi_x - lo_x
-        pts.measure(candidates)
-    best = pts.best(target)
-    _, vif_best, img_best = pts.data[best]
-    dv_best = float(delta_v_of(vif_best))
-    return Outcome(img_best, pts.strength(best), vif_best, dv_best, target, (lo, hi), scorer.evaluations, n_rounds)
-
-
-def _around(lo: float, hi: float, g: float, width: float) -> list[float]:
-    """The guess and a point on either side (``±width``), kept strictly inside the bracket (lo, hi)."""
-    eps = 1e-3 * (hi - lo)
-    pts = {min(max(p, lo + eps), hi - eps) for p in (g - width, g, g + width)}
-    return sorted(pts)
+    """Strength whose stored Δv is closest to the target ``t = v``: a group of one (see :func:`search_samples`)."""
+    return search_samples([Job(domain, image, fld, float(v))], scorer, slots, tol=tol)[0]
 
 
 def sample_strength(domain: Domain, u: float) -> float:
