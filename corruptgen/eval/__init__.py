@@ -3,31 +3,35 @@
 >>> from corruptgen.eval import evaluate
 >>> run = evaluate("corruptgen-out/syn2nat", ["efficientnet_lite0"], out="results/syn2nat")  # doctest: +SKIP
 >>> run.results[0]["metrics"]["syn2nat"]["score"]  # doctest: +SKIP
+
+The names below are imported on first use (PEP 562), so the command line does not load torch to list its commands.
 """
 
-from .data import EvalSource, open_source
-from .metrics import MetricOptions, compute_metrics, detect_family
-from .models import DEFAULT_MODEL, EvalModel, list_models, load_model
-from .predictions import Predictions
-from .report import collect, recompute, write_report
-from .results import load_results
-from .runner import EvalRun, evaluate
+from __future__ import annotations
 
-__all__ = [
-    "DEFAULT_MODEL",
-    "EvalModel",
-    "EvalRun",
-    "EvalSource",
-    "MetricOptions",
-    "Predictions",
-    "collect",
-    "compute_metrics",
-    "detect_family",
-    "evaluate",
-    "list_models",
-    "load_model",
-    "load_results",
-    "open_source",
-    "recompute",
-    "write_report",
-]
+import importlib
+from typing import Any
+
+_WHERE = {
+    "EvalSource": "data", "open_source": "data",
+    "MetricOptions": "metrics", "compute_metrics": "metrics", "detect_family": "metrics",
+    "DEFAULT_MODEL": "models", "EvalModel": "models", "list_models": "models", "load_model": "models",
+    "Predictions": "predictions",
+    "collect": "report", "recompute": "report", "write_report": "report",
+    "load_results": "results",
+    "EvalRun": "runner", "evaluate": "runner",
+}  # fmt: skip
+
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _WHERE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{_WHERE[name]}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])
