@@ -64,9 +64,12 @@ class NpySource(Source):
             self._array = array
         return self._array
 
-    def _read(self, index: int) -> bytes:
+    def _read(self, index: int, max_bytes: int) -> bytes:
         from PIL import Image
 
+        size = int(np.prod(self.shape[1:])) if self.shape else 0
+        if size > max_bytes:
+            raise BadImageError(f"image {index} of {self.images_path}: {size} bytes > {max_bytes} (--max-bytes)")
         try:
             image = np.ascontiguousarray(self._images()[index])
         except (CorruptgenError, OSError, ValueError) as exc:
