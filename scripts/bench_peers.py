@@ -119,7 +119,12 @@ def run(impl: str, size: int, family: str | None, severities: list[int], names: 
         if name not in funcs:
             continue
         for s in severities:
-            ips, cpu = _time(funcs[name], photos, s)
+            try:
+                ips, cpu = _time(funcs[name], photos, s)
+            except Exception as error:  # a peer broken by its dependencies (e.g. a newer scikit-image)
+                rows[f"{name}/{s}"] = {"error": f"{type(error).__name__}: {error}"}
+                print(f"{impl:16s} {size:4d} {name:18s} s{s} failed: {error}", file=sys.stderr)
+                continue
             rows[f"{name}/{s}"] = {"img_s": ips, "cpu_s_per_img": cpu}
             print(f"{impl:16s} {size:4d} {name:18s} s{s} {ips:9.1f} img/s {cpu * 1e3:8.2f} ms CPU/img", file=sys.stderr)
     return {"impl": impl, "size": size, "family": family if impl == "corruptgen" else None, "rows": rows}
@@ -142,13 +147,20 @@ def table(results: list[dict]) -> str:
         cells, peer_cpu = [], []
         for r in impls:
             cell = r["rows"].get(key)
+            if cell and "error" in cell:
+                cells.append("fails¹")
+                continue
             cells.append(f"{cell['img_s']:.1f} ({1e3 * cell['cpu_s_per_img']:.2f})" if cell else "–")
             if cell and r is not ours:
                 peer_cpu.append(cell["cpu_s_per_img"])
-        ratio = min(peer_cpu) / row["cpu_s_per_img"] if peer_cpu else None
+        ratio = min(peer_cpu) / row["cpu_s_per_img"] if peer_cpu and "error" not in row else None
         if ratio:
             logs.append(math.log(ratio))
         lines.append(f"| {key} | " + " | ".join(cells) + (f" | {ratio:.2f}× |" if ratio else " | – |"))
+    errors = sorted({f"{r['impl']} {k.split('/')[0]}: {c['error']}" for r in impls for k, c in r["rows"].items()
+                     if "error" in c})  # fmt: skip
+    if errors:
+        lines.append("\n¹ " + "; ".join(errors))
     if logs:
         lines.append(f"\ngeometric mean vs the fastest peer (CPU time): {math.exp(sum(logs) / len(logs)):.2f}× "
                      f"(slowest {math.exp(min(logs)):.2f}×)")  # fmt: skip
@@ -182,7 +194,9 @@ def main() -> int:
         for impl in ("imagecorruptions", "corrupt-tta"):
             cmd = [args.peer_python, __file__, "run", "--impl", impl, "--size", str(args.size),
                    "--severities", args.severities, "--names", ",".join(names)]  # fmt: skip
-            done = subprocess.run(cmd, capture_output=True, text=True, check=True)
+            done = subprocess.run(cmd, capture_output=True, text=True)
+            if done.returncode:
+                raise SystemExit(f"{impl} failed:\n{done.stderr[-2000:]}")
             results.append(json.loads(done.stdout))
     if args.out:
         Path(args.out).write_text(json.dumps(results))

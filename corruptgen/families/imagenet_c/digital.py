@@ -12,6 +12,7 @@ import cv2
 import numpy as np
 from PIL import Image
 
+from ._hsv import hsv_adjust_uint8
 from ._ops import bilinear_reflect, gaussian_reflect_2d, hsv_to_rgb, rgb_to_hsv
 
 
@@ -94,3 +95,8 @@ def saturate(x: np.ndarray, scale: float, shift: float) -> np.ndarray:
     h, s, v = rgb_to_hsv(np.asarray(x, dtype=np.float64))
     out = hsv_to_rgb(h, np.clip(s * scale + shift, 0, 1), v)
     return np.clip(out, 0, 1, out=out)
+
+
+def saturate_uint8(image: np.ndarray, scale: float, shift: float) -> np.ndarray:
+    """``np.uint8(saturate(image / 255, scale, shift) · 255)``, bit for bit, without the float HSV images."""
+    return hsv_adjust_uint8(image, sat_scale=scale, sat_shift=shift)
