@@ -31,6 +31,8 @@ NAMES = ("gaussian_noise", "shot_noise", "impulse_noise", "defocus_blur", "glass
          "speckle_noise", "gaussian_blur", "spatter", "saturate")  # fmt: skip
 FAMILY_FOR_SIZE = {224: "imagenet-c", 64: "tinyimagenet-c", 32: "cifar10-c"}
 RUNS, MIN_SECONDS = 3, 0.5
+# deterministic given the image (no random draw): their outputs can be compared with the reference's exactly
+DETERMINISTIC = ("defocus_blur", "brightness", "contrast", "pixelate", "jpeg_compression", "saturate")
 
 
 def _pin_threads() -> None:
@@ -71,7 +73,7 @@ def _functions(impl: str, family: str):
                 corruption = get(f"{prefix}/{name}")
             except Exception:  # a corruption the family does not have
                 continue
-            funcs[name] = lambda img, i, s, c=corruption: c.apply(img, i, severity=s)
+            funcs[name] = lambda img, i, s, c=corruption: c.apply(img, i, severity=s)[0]
         return funcs
     if impl == "imagecorruptions":
         from imagecorruptions import corrupt
@@ -130,6 +132,55 @@ def run(impl: str, size: int, family: str | None, severities: list[int], names: 
     return {"impl": impl, "size": size, "family": family if impl == "corruptgen" else None, "rows": rows}
 
 
+def outputs(impl: str, size: int, path: str) -> None:
+    """Save ``impl``'s uint8 outputs (``np.uint8`` of the result, the reference's cast) of the DETERMINISTIC
+    corruptions at severities 1..5 with ImageNet-C's constants (corruptgen: family ``imagenet-c``)."""
+    import numpy as np
+
+    photos = _photos(size)
+    funcs = _functions(impl, "imagenet-c")
+    arrays = {}
+    for name in DETERMINISTIC:
+        for s in range(1, 6):
+            try:
+                arrays[f"{name}/{s}"] = np.stack([np.uint8(funcs[name](img, i, s)) for i, img in enumerate(photos)])
+            except Exception:  # a peer broken by its dependencies: no comparison
+                continue
+    np.savez(path, **arrays)
+
+
+def fidelity(peer_python: str, size: int) -> str:
+    """Markdown table: how far each peer's output is from corruptgen's (= the reference's, exact for these
+    corruptions): share of differing uint8 values and the largest difference, over the photos and severities 1..5."""
+    import tempfile
+
+    import numpy as np
+
+    with tempfile.TemporaryDirectory() as tmp:
+        mine = Path(tmp, "corruptgen.npz")
+        outputs("corruptgen", size, str(mine))
+        ours = dict(np.load(mine))
+        head = "| corruption | peer | values that differ | max \\|diff\\| (grey levels) |"
+        lines = [
+            f"size {size}×{size}, ImageNet-C constants, severities 1–5, {len(PHOTOS)} photos",
+            "",
+            head,
+            "|---|" * 2,
+        ]
+        for impl in ("imagecorruptions", "corrupt-tta"):
+            path = Path(tmp, f"{impl}.npz")
+            cmd = [peer_python, __file__, "outputs", "--impl", impl, "--size", str(size), "--out", str(path)]
+            subprocess.run(cmd, capture_output=True, text=True, check=True)
+            theirs = dict(np.load(path))
+            for name in DETERMINISTIC:
+                keys = [f"{name}/{s}" for s in range(1, 6) if f"{name}/{s}" in theirs]
+                if not keys:
+                    continue
+                diff = np.concatenate([np.abs(ours[k].astype(int) - theirs[k].astype(int)).ravel() for k in keys])
+                lines.append(f"| {name} | {impl} | {100 * np.mean(diff > 0):.2f} % | {diff.max()} |")
+    return "\n".join(lines)
+
+
 def table(results: list[dict]) -> str:
     """One Markdown table: images/s and CPU-ms per image of each implementation, and corruptgen's speed relative to
     the fastest peer in CPU time (on a shared machine wall time measures the neighbours too; CPU time much less)."""
@@ -169,7 +220,7 @@ def table(results: list[dict]) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("mode", choices=["run", "all", "table"])
+    parser.add_argument("mode", choices=["run", "all", "table", "outputs", "fidelity"])
     parser.add_argument("files", nargs="*", help="table: result JSON files")
     parser.add_argument("--impl", default="corruptgen")
     parser.add_argument("--size", type=int, default=224)
@@ -185,6 +236,12 @@ def main() -> int:
         result = run(args.impl, args.size, args.family, severities, names)
         text = json.dumps(result)
         Path(args.out).write_text(text) if args.out else print(text)
+        return 0
+    if args.mode == "outputs":
+        outputs(args.impl, args.size, args.out)
+        return 0
+    if args.mode == "fidelity":
+        print(fidelity(args.peer_python, args.size))
         return 0
     if args.mode == "table":
         print(table([json.loads(Path(f).read_text()) for f in args.files]))
