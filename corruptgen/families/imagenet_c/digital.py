@@ -6,6 +6,7 @@ Pure functions of a float image ``x`` in [0, 1] (HxWx3), formulas of hendrycks/r
 
 from __future__ import annotations
 
+import functools
 import io
 
 import cv2
@@ -69,11 +70,28 @@ def pixelate(x: np.ndarray, factor: float) -> np.ndarray:
 
 
 def pixelate_uint8(image: np.ndarray, factor: float) -> np.ndarray:
-    """:func:`pixelate` of a uint8 image (the reference's PIL calls, no float round trip)."""
+    """:func:`pixelate` of a uint8 image (the reference's PIL calls, no float round trip).
+
+    The BOX upscale is done as the gather it is: enlarging, PIL's box filter (support 1/2) gives output pixel ``j``
+    the single source pixel ``floor((j + 0.5) · n_in / n_out)`` with weight 1 (checked against PIL for every
+    ``n_in <= n_out <= 200``); only the BOX downscale calls PIL.
+    """
     h, w = image.shape[:2]
     small = (max(int(w * factor), 1), max(int(h * factor), 1))
-    img = Image.fromarray(image).resize(small, Image.Resampling.BOX).resize((w, h), Image.Resampling.BOX)
-    return np.asarray(img)
+    img = Image.fromarray(image).resize(small, Image.Resampling.BOX)
+    if small[0] > w or small[1] > h:  # factor > 1: the way back is a real reduction
+        return np.asarray(img.resize((w, h), Image.Resampling.BOX))
+    columns = np.take(np.asarray(img), _box_enlarge_index(small[0], w), axis=1)
+    return np.take(columns, _box_enlarge_index(small[1], h), axis=0)
+
+
+@functools.lru_cache(maxsize=64)
+def _box_enlarge_index(n_in: int, n_out: int) -> np.ndarray:
+    """Source index of each output pixel of PIL's BOX resize from ``n_in`` to ``n_out >= n_in`` pixels (its
+    ``center = (j + 0.5) · scale``, one tap at ``int(center)``)."""
+    index = np.floor((np.arange(n_out) + 0.5) * (n_in / n_out)).astype(np.intp)
+    index.setflags(write=False)
+    return index
 
 
 def jpeg_compression(x: np.ndarray, quality: int) -> np.ndarray:

@@ -1,12 +1,15 @@
-"""brightness and saturate on uint8 images (the registered path) equal the float64 skimage-formula functions bit for
-bit: on every colour with two equal channels (the hue ties), a colour grid, grey levels, random and real images, for
-the severity tables of every ImageNet-C-style family."""
+"""The fast paths equal the reference's calls bit for bit.
+
+brightness and saturate on uint8 images (the registered path) equal the float64 skimage-formula functions on every
+colour with two equal channels (the hue ties), a colour grid, grey levels, random and real images, for the severity
+tables of every ImageNet-C-style family; pixelate's gather equals PIL's BOX enlargement."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 import skimage.data
+from PIL import Image
 
 from corruptgen.corruptions import get
 from corruptgen.families.imagenet_c import digital, weather
@@ -64,3 +67,27 @@ def test_odd_shapes_and_views():
         np.testing.assert_array_equal(
             digital.saturate_uint8(img, 2.0, 0.1), _reference_cast(digital.saturate(img / 255.0, 2.0, 0.1))
         )
+
+
+def _pil_pixelate(image: np.ndarray, factor: float) -> np.ndarray:
+    h, w = image.shape[:2]
+    small = (max(int(w * factor), 1), max(int(h * factor), 1))
+    box = Image.Resampling.BOX
+    return np.asarray(Image.fromarray(image).resize(small, box).resize((w, h), box))
+
+
+def test_box_enlargement_is_a_gather():
+    rng = np.random.default_rng(1)
+    for n_out in range(1, 65):
+        for n_in in range(1, n_out + 1):
+            row = rng.integers(0, 256, size=(2, n_in, 3), dtype=np.uint8)
+            expected = np.asarray(Image.fromarray(row).resize((n_out, 2), Image.Resampling.BOX))
+            np.testing.assert_array_equal(row[:, digital._box_enlarge_index(n_in, n_out)], expected)
+
+
+@pytest.mark.parametrize("shape", [(32, 32), (64, 64), (224, 224), (57, 300), (1, 5)])
+def test_pixelate_equals_pil_box_box(shape):
+    image = np.random.default_rng(2).integers(0, 256, size=(*shape, 3), dtype=np.uint8)
+    factors = [f for (f,) in _table_values("pixelate", ("factor",))] + [0.01, 0.77, 1.0, 1.5]
+    for factor in factors:
+        np.testing.assert_array_equal(digital.pixelate_uint8(image, factor), _pil_pixelate(image, factor))
