@@ -181,9 +181,10 @@ def fidelity(peer_python: str, size: int) -> str:
     return "\n".join(lines)
 
 
-def table(results: list[dict]) -> str:
+def table(results: list[dict], before: dict | None = None) -> str:
     """One Markdown table: images/s and CPU-ms per image of each implementation, and corruptgen's speed relative to
-    the fastest peer in CPU time (on a shared machine wall time measures the neighbours too; CPU time much less)."""
+    the fastest peer in CPU time (on a shared machine wall time measures the neighbours too; CPU time much less).
+    ``before``: an earlier corruptgen result, shown as a first column with its own ratio to the same peers."""
     import math
 
     ours = next(r for r in results if r["impl"] == "corruptgen")
@@ -191,8 +192,13 @@ def table(results: list[dict]) -> str:
     impls = [ours, *peers]
     cols = " | ".join(f"{r['impl']} img/s (CPU ms)" for r in impls)
     head = f"| corruption/severity | {cols} | vs fastest peer |"
+    if before:
+        before = {**before, "impl": "corruptgen before"}
+        impls = [before, *impls]
+        ratios = "before vs fastest peer | now vs fastest peer"
+        head = f"| corruption/severity | corruptgen before img/s (CPU ms) | {cols} | {ratios} |"
     lines = [f"size {ours['size']}×{ours['size']}, corruptgen family {ours['family']}, one thread", "", head,
-             "|" + "---|" * (len(impls) + 2)]  # fmt: skip
+             "|" + "---|" * (len(impls) + 2 + bool(before))]  # fmt: skip
     logs = []
     for key, row in ours["rows"].items():
         cells, peer_cpu = [], []
@@ -202,11 +208,15 @@ def table(results: list[dict]) -> str:
                 cells.append("fails¹")
                 continue
             cells.append(f"{cell['img_s']:.1f} ({1e3 * cell['cpu_s_per_img']:.2f})" if cell else "–")
-            if cell and r is not ours:
+            if cell and r in peers:
                 peer_cpu.append(cell["cpu_s_per_img"])
         ratio = min(peer_cpu) / row["cpu_s_per_img"] if peer_cpu and "error" not in row else None
         if ratio:
             logs.append(math.log(ratio))
+        if before:
+            old = before["rows"].get(key, {})
+            old_ratio = min(peer_cpu) / old["cpu_s_per_img"] if peer_cpu and "cpu_s_per_img" in old else None
+            cells.append(f"{old_ratio:.2f}×" if old_ratio else "–")
         lines.append(f"| {key} | " + " | ".join(cells) + (f" | {ratio:.2f}× |" if ratio else " | – |"))
     errors = sorted({f"{r['impl']} {k.split('/')[0]}: {c['error']}" for r in impls for k, c in r["rows"].items()
                      if "error" in c})  # fmt: skip
@@ -216,6 +226,10 @@ def table(results: list[dict]) -> str:
         lines.append(f"\ngeometric mean vs the fastest peer (CPU time): {math.exp(sum(logs) / len(logs)):.2f}× "
                      f"(slowest {math.exp(min(logs)):.2f}×)")  # fmt: skip
     return "\n".join(lines)
+
+
+def _as_list(value: dict | list) -> list[dict]:
+    return value if isinstance(value, list) else [value]
 
 
 def main() -> int:
@@ -229,6 +243,7 @@ def main() -> int:
     parser.add_argument("--names", default=",".join(NAMES))
     parser.add_argument("--peer-python", default=None, help="python of the virtual environment holding the peers")
     parser.add_argument("--out", default=None, help="write the JSON results here")
+    parser.add_argument("--before", default=None, help="table: an earlier JSON whose corruptgen column is compared")
     args = parser.parse_args()
     severities = [int(s) for s in args.severities.split(",")]
     names = [n for n in args.names.split(",") if n]
@@ -244,7 +259,11 @@ def main() -> int:
         print(fidelity(args.peer_python, args.size))
         return 0
     if args.mode == "table":
-        print(table([json.loads(Path(f).read_text()) for f in args.files]))
+        runs = [run for f in args.files for run in _as_list(json.loads(Path(f).read_text()))]
+        before = None
+        if args.before:
+            before = next(r for r in _as_list(json.loads(Path(args.before).read_text())) if r["impl"] == "corruptgen")
+        print(table(runs, before))
         return 0
     results = [run("corruptgen", args.size, args.family, severities, names)]
     if args.peer_python:
