@@ -11,7 +11,8 @@ Inputs: astronaut, coffee, chelsea and rocket from scikit-image, shorter side re
 ``size * 256 / 224`` and centre-cropped to ``size`` (the ImageNet-C protocol at 224; the same shape at 32 and 64).
 corruptgen runs the family of that resolution (``imagenet-c`` at 224, ``tinyimagenet-c`` at 64, ``cifar10-c`` at
 32, each with its reference script's constants; ``--family`` overrides); a peer has one set of constants for every
-size. Timing: one thread (BLAS, OpenMP, OpenCV and torch pinned), one warm-up call per image, then 3 timed runs of at
+size. Every implementation returns a uint8 image (corrupt-tta's float result goes through ``np.uint8``, the reference's
+cast). Timing: one thread (BLAS, OpenMP, OpenCV and torch pinned), one warm-up call per image, then 3 timed runs of at
 least 0.5 s each cycling over the images; images/s is the median of the runs, CPU-s/img from ``process_time``.
 """
 
@@ -81,8 +82,11 @@ def _functions(impl: str, family: str):
         return {n: (lambda img, i, s, n=n: corrupt(img, severity=s, corruption_name=n)) for n in NAMES}
     if impl == "corrupt-tta":
         import corrupt_tta
+        import numpy as np
 
-        return {n: (lambda img, i, s, f=f: f(img, s)) for n, f in corrupt_tta.corruption_dict.items() if n in NAMES}
+        # corrupt-tta returns float arrays in [0, 255]; np.uint8 of it is the image (the reference's cast)
+        funcs = corrupt_tta.corruption_dict.items()
+        return {n: (lambda img, i, s, f=f: np.uint8(f(img, s))) for n, f in funcs if n in NAMES}
     raise SystemExit(f"unknown --impl {impl!r}")
 
 
