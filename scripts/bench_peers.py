@@ -169,7 +169,7 @@ def fidelity(peer_python: str, size: int) -> str:
             f"size {size}×{size}, ImageNet-C constants, severities 1–5, {len(PHOTOS)} photos",
             "",
             head,
-            "|---|" * 2,
+            "|---" * 4 + "|",
         ]
         for impl in ("imagecorruptions", "corrupt-tta"):
             path = Path(tmp, f"{impl}.npz")
