@@ -111,17 +111,42 @@ def clipped_zoom(img: np.ndarray, zoom: float) -> np.ndarray:
     return out
 
 
+def _reflect_table(index: np.ndarray, n: int) -> np.ndarray:
+    """:func:`_reflect` of ``index`` through a table over its range (one integer ``mod`` per distinct value)."""
+    low = int(index.min())
+    return np.take(_reflect(np.arange(low, int(index.max()) + 1), n), index - low)
+
+
+_BILINEAR_CHUNK = 4096  # pixels: the float64 temporaries stay below the allocator's mmap threshold and in cache
+
+
 def bilinear_reflect(img: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
-    """``map_coordinates(img, (rows, cols, channel), order=1, mode="reflect")`` for an HxWxC image; float64 out."""
+    """``map_coordinates(img, (rows, cols, channel), order=1, mode="reflect")`` for an HxWxC image; float64 out.
+
+    ``(a·(1 - tc) + b·tc)·(1 - tr) + (c·(1 - tc) + d·tc)·tr`` in float64 on the four reflected neighbours, gathered
+    from the flattened image, in chunks of pixels.
+    """
     h, w = img.shape[:2]
-    r0, c0 = np.floor(rows), np.floor(cols)
-    tr, tc = (rows - r0)[..., None], (cols - c0)[..., None]
-    r0, c0 = r0.astype(np.intp), c0.astype(np.intp)
-    ra, rb = _reflect(r0, h), _reflect(r0 + 1, h)
-    ca, cb = _reflect(c0, w), _reflect(c0 + 1, w)
-    top = img[ra, ca] * (1.0 - tc) + img[ra, cb] * tc
-    bottom = img[rb, ca] * (1.0 - tc) + img[rb, cb] * tc
-    return top * (1.0 - tr) + bottom * tr
+    flat = np.asarray(img, dtype=np.float64).reshape(h * w, -1)  # exact widening: the products were float64 already
+    shape = np.shape(rows) + img.shape[2:]
+    rows, cols = np.ravel(rows), np.ravel(cols)
+    out = np.empty((rows.size, flat.shape[1]), dtype=np.float64)
+    for start in range(0, rows.size, _BILINEAR_CHUNK):
+        r, c = rows[start : start + _BILINEAR_CHUNK], cols[start : start + _BILINEAR_CHUNK]
+        r0, c0 = np.floor(r), np.floor(c)
+        tr, tc = (r - r0)[:, None], (c - c0)[:, None]
+        r0, c0 = r0.astype(np.intp), c0.astype(np.intp)
+        ra, rb = _reflect_table(r0, h) * w, _reflect_table(r0 + 1, h) * w
+        ca, cb = _reflect_table(c0, w), _reflect_table(c0 + 1, w)
+        left, right = 1.0 - tc, tc
+        top = np.take(flat, ra + ca, axis=0) * left
+        top += np.take(flat, ra + cb, axis=0) * right
+        bottom = np.take(flat, rb + ca, axis=0) * left
+        bottom += np.take(flat, rb + cb, axis=0) * right
+        top *= 1.0 - tr
+        bottom *= tr
+        np.add(top, bottom, out=out[start : start + r.size])
+    return out.reshape(shape)
 
 
 def rgb_to_hsv(rgb: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

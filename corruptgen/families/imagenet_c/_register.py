@@ -202,7 +202,7 @@ ADAPTERS: dict[str, Adapter] = {
     "snow": _snow,
     "frost": _frost,
     "fog": _simple(weather.fog, "strength", "wibbledecay", rng=True),
-    "brightness": _simple(weather.brightness, "delta"),
+    "brightness": _simple(weather.brightness_uint8, "delta", x="uint8"),
     "contrast": _simple(digital.contrast, "factor"),
     "elastic_transform": _elastic,
     "pixelate": _simple(digital.pixelate_uint8, "factor", x="uint8"),
@@ -212,7 +212,7 @@ ADAPTERS: dict[str, Adapter] = {
     "spatter": _simple(
         weather.spatter, "loc", "scale", "sigma", "threshold", "intensity", "mode", rng=True, x="float32"
     ),
-    "saturate": _simple(digital.saturate, "scale", "shift"),
+    "saturate": _simple(digital.saturate_uint8, "scale", "shift", x="uint8"),
 }
 #: Outputs already on the 8-bit grid (ImageMagick's PNG): cast by rounding, which is exact there.
 ROUNDED = frozenset({"motion_blur"})

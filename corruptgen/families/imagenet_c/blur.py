@@ -140,13 +140,22 @@ def motion_blur(x: np.ndarray, radius: float, sigma: float, angle: float, *, qua
     weights, dx, dy = motion_kernel(radius, sigma, angle)
     h, w = x.shape[:2]
     pad = int(max(np.abs(dx).max(), np.abs(dy).max()))
-    pad_width = ((pad, pad), (pad, pad)) + ((0, 0),) * (x.ndim - 2)
-    padded = np.pad(x, pad_width, mode="edge") if pad else x
-    out = np.zeros(x.shape, dtype=np.float64)
-    for k, ox, oy in zip(weights, dx, dy, strict=True):
-        out += k * padded[pad + oy : pad + oy + h, pad + ox : pad + ox + w]
+    src = np.ascontiguousarray(x, dtype=np.float64)
+    padded = cv2.copyMakeBorder(src, pad, pad, pad, pad, cv2.BORDER_REPLICATE) if pad else src
+    padded = padded.reshape(padded.shape[:2] + x.shape[2:])  # cv2 drops a trailing channel axis of 1
+    # sum_k w_k · shifted_k in tap order (the first term is the start value: 0 + y = y), into preallocated buffers
+    out, term = np.empty(x.shape, dtype=np.float64), np.empty(x.shape, dtype=np.float64)
+    for tap, (k, ox, oy) in enumerate(zip(weights, dx, dy, strict=True)):
+        shifted = padded[pad + oy : pad + oy + h, pad + ox : pad + ox + w]
+        if tap == 0:
+            np.multiply(shifted, k, out=out)
+        else:
+            out += np.multiply(shifted, k, out=term)
     if quantize:
-        out = np.floor(np.floor(out * 65535.0 + 0.5) / 257.0) / 255.0
+        out *= 65535.0
+        out += 0.5
+        out = np.floor(np.floor(out, out=out) / 257.0, out=out)
+        out /= 255.0
     return np.clip(out, 0, 1, out=out)
 
 

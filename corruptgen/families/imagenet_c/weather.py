@@ -12,6 +12,7 @@ import numpy as np
 from scipy import ndimage
 
 from ._frost import REFERENCE_TEXTURES, fitted_texture, frost_crop
+from ._hsv import hsv_adjust_uint8
 from ._ops import clipped_zoom, gaussian, hsv_to_rgb, rgb_to_hsv
 from .blur import motion_blur
 
@@ -130,6 +131,11 @@ def brightness(x: np.ndarray, delta: float) -> np.ndarray:
     h, s, v = rgb_to_hsv(np.asarray(x, dtype=np.float64))
     out = hsv_to_rgb(h, s, np.clip(v + delta, 0, 1))
     return np.clip(out, 0, 1, out=out)
+
+
+def brightness_uint8(image: np.ndarray, delta: float) -> np.ndarray:
+    """``np.uint8(brightness(image / 255, delta) · 255)``, bit for bit, without the float HSV images."""
+    return hsv_adjust_uint8(image, value_shift=delta)
 
 
 # ---------------------------------------------------------------- spatter (extra)
