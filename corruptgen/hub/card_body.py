@@ -97,8 +97,7 @@ def _command(build: Build) -> tuple[str, bool]:
     recorded = build.manifest.get("invocation")
     if isinstance(recorded, dict) and isinstance(recorded.get("arguments"), dict):
         arguments = recorded["arguments"]
-        source_shown = shown if shown and "source" in arguments else None
-        return command(build.benchmark, arguments, source=source_shown), True
+        return command(build.benchmark, arguments, source=shown or arguments.get("source", spec)), True
     src = plan.get("source") or {}
     arguments: dict[str, Any] = {"source": shown or spec, "subsets": [s["name"] for s in plan.get("subsets", [])
                                                                        if s["name"] != "clean"]}  # fmt: skip

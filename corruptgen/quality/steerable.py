@@ -1,6 +1,6 @@
 """Spatial steerable pyramid with the order-5 (six-orientation) "sp5" filters, batched in torch.
 
-The pyramid is the one VCR's VIF is computed on (spec vcr.md §2.2 step 1): pyrtools
+The pyramid is the one VCR's VIF is computed on (step 1 of the VCR code's VIF, ``vif_utils.vif``): pyrtools
 ``SteerablePyramidSpace(img, height=4, order=5, edge_type='reflect1')`` (Simoncelli & Freeman, ICIP 1995; filter
 design Karasaridis & Simoncelli, ICASSP 1996). Structure, for an input image ``x``::
 

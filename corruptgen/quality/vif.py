@@ -2,7 +2,7 @@
 
 VCR (Shen et al., WACV 2025, Def. 3) measures the perceived change of a corrupted image as
 ``Δv = max(0, 1 − VIF(reference, corrupted))``. Its toolbox computes VIF with ``abhinaukumar/vif``
-``vif_utils.vif(..., wavelet='steerable')`` (MIT); :func:`vif` reproduces that variant exactly (spec vcr.md §2.2):
+``vif_utils.vif(..., wavelet='steerable')`` (MIT); :func:`vif` reproduces that variant exactly:
 
 1. gray = OpenCV ``COLOR_RGB2GRAY`` of uint8 RGB (exact integer arithmetic, see :func:`to_gray`);
 2. steerable pyramid, 4 levels x 6 orientations, sp5 filters, reflect1 edges (:mod:`.steerable`); the 8 subbands
@@ -309,7 +309,7 @@ def _check_dtype(dtype) -> None:
 
 
 def vif(ref, dist, *, device=None, dtype: torch.dtype = torch.float64, data_range: float = 255.0, chunk_size=None):
-    """Steerable-pyramid VIF of ``dist`` against ``ref``, the variant VCR uses (spec vcr.md §2.2).
+    """Steerable-pyramid VIF of ``dist`` against ``ref``, the variant VCR's code uses (``vif_utils.vif``).
 
     Args:
         ref, dist: NumPy ``(H, W)``, ``(H, W, C)``, ``(N, H, W)``, ``(N, H, W, C)`` or torch ``(H, W)``,

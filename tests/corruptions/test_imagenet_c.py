@@ -73,7 +73,7 @@ def test_registry_names_groups_and_tables():
         assert c.family == "imagenet_c" and c.category is None and c.params["group"] == GROUPS[name]
         assert sorted(c.params["severities"]) == ["1", "2", "3", "4", "5"]
     assert [GROUPS[n] for n in ("brightness", "contrast", "spatter")] == ["weather", "digital", "extra"]
-    # spot checks against spec imagenet_c.md §1.1 (glass iterations are 2,1,3,2,2; elastic is 244·(...))
+    # spot checks against ``make_imagenet_c.py`` (glass iterations are 2,1,3,2,2; elastic is 244·(...))
     assert [TABLES["glass_blur"][s]["iterations"] for s in range(1, 6)] == [2, 1, 3, 2, 2]
     assert [TABLES["shot_noise"][s]["photons"] for s in range(1, 6)] == [60, 25, 12, 5, 3]
     assert TABLES["elastic_transform"][1] == {"alpha": 488, "sigma": 244 * 0.7, "affine": 244 * 0.1}
@@ -139,7 +139,7 @@ def test_glass_shuffle_is_the_literal_loop_on_long_chains():
 # Mean |corrupted - clean| (0-255) over astronaut, coffee, chelsea, rocket at 224 px, seed k (the photo's index) for all
 # severities (common random numbers), measured with corruptgen. Where it does not rise (marked *), the reference's
 # own parameters cause it: glass s3 runs 3 iterations vs 2 at s4; snow s2 ≈ s3 (AlexNet's error is also higher at
-# s2, spec §1.6); frost s4 keeps less of the image (0.65 vs 0.7) under the same frost; elastic s1/s2 use a large
+# s2); frost s4 keeps less of the image (0.65 vs 0.7) under the same frost; elastic s1/s2 use a large
 # smooth warp + affine, s3-5 a small fine one (AlexNet error s2 > s3 too); spatter switches from water (s1-3) to mud
 # (s4-5); saturate desaturates at s1-2 and oversaturates at s3-5 (AlexNet error s3 < s2 too).
 SEVERITY_MAD = {

@@ -1,5 +1,5 @@
 """VCR corruptions on real photos: registry, monotone Δv in the strength, the uniform-Δv search, param mode,
-determinism, stored-image Δv and bad input (spec vcr.md; Shen et al. WACV 2025)."""
+determinism, stored-image Δv and bad input (Shen et al., WACV 2025)."""
 
 from __future__ import annotations
 

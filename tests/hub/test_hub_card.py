@@ -74,7 +74,7 @@ def test_card_metadata_is_valid_hub_metadata(syn2nat_carded):
         "torch_loader",
         "scikit-image data licences",
         "![sample grid](images/sample_grid.png)",
-        "gives the same plan id",
+        "the command that made it",
     ):
         assert needle in body, needle
     assert manifest["plan_id"] in body and "corruptgen build syn2nat --source samples\n" in body

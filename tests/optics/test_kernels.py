@@ -126,7 +126,7 @@ def test_orientation_and_chromatic_facts(regenerated):
     assert (d * xx * yy).sum() - (d * xx).sum() * (d * yy).sum() < 0  # Z6: cov_xy < 0
     # per-channel sub-pixel offsets of the symmetric kernels: R ≈ +0.4, G ≈ −0.13, B ≈ −0.18 px
     np.testing.assert_allclose(stats.centroid(k[0, 0])[0], [0.41, -0.13, -0.18], atol=0.02)
-    # peak values, spec §1.8: defocus sev1 R/G/B 0.105/0.052/0.028, coma sev1 0.114/0.164/0.081
+    # peak values of the published stack: defocus sev1 R/G/B 0.105/0.052/0.028, coma sev1 0.114/0.164/0.081
     np.testing.assert_allclose(k[0, 0].max(axis=(-1, -2)), [0.105, 0.052, 0.028], atol=1e-3)
     np.testing.assert_allclose(k[3, 0].max(axis=(-1, -2)), [0.114, 0.164, 0.081], atol=1e-3)
     rg = regenerated["opticsbench_rg"]
@@ -253,7 +253,7 @@ def test_compare_broadcasts_a_single_mode_and_pads(committed):
     disks, _ = kernelio.load_kernels(KERNELS / "defocus_disk.npz")
     cmp = stats.compare_stacks(disks, committed["opticsbench"])
     assert cmp["l1"].shape == (8, 5, 3)
-    # spec §3: the red defocus kernels match the disk size (RMS ratio ≈ 1)
+    # the red defocus kernels match the disk size (RMS ratio ≈ 1)
     assert np.abs(cmp["rms_ratio"][0, :, 0] - 1).max() < 0.07
     rows = stats.worst_kernels(cmp, 3, modes=kernelio.FRINGE_MODES)
     assert len(rows) == 3 and rows[0]["l1"] >= rows[-1]["l1"]

@@ -1,4 +1,4 @@
-"""Steerable-pyramid VIF (VCR's Δv measure, spec vcr.md §2): reference values, batching, precision, CLI."""
+"""Steerable-pyramid VIF (VCR's Δv measure, ``vif_utils.vif``): reference values, batching, precision, CLI."""
 
 from __future__ import annotations
 
@@ -96,7 +96,7 @@ def test_gray_is_opencv(astronaut):
         assert mismatch == 0
     else:  # OpenCV 4.x rounds with 14-bit weights: off by one on ~0.3 % of colours
         assert mismatch < 0.01 and np.abs(ours.astype(int) - theirs).max() <= 1
-    assert to_gray(astronaut).sum() == 30_252_742  # spec vcr.md §2.4
+    assert to_gray(astronaut).sum() == 30_252_742  # as in the VCR code's VIF
     t = torch.from_numpy(astronaut).permute(2, 0, 1)[None]
     assert torch.equal(to_gray(t)[0], torch.from_numpy(to_gray(astronaut)))
 
@@ -308,7 +308,7 @@ def image_files(tmp_path, astronaut):
 def test_cli_prints_vif_and_delta_v(image_files, capsys):
     assert main(["vif", image_files["clean"], image_files["blurred"]]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines == ["VIF: 0.752222", "delta_v: 0.247778"]  # reference value 0.752222 (spec vcr.md §2.4)
+    assert lines == ["VIF: 0.752222", "delta_v: 0.247778"]  # reference value 0.752222 of ``vif_utils.vif``
     assert main(["vif", image_files["clean"], image_files["blurred"], "--pixel"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == "VIF-P: 0.593992" and lines[1] == "delta_v: 0.406008"  # sewar vifp 0.5940

@@ -1,7 +1,7 @@
 """ImageNet-C: the 15 common corruptions and the 4 held-out ("extra") ones, 5 severities each.
 
 Hendrycks & Dietterich, "Benchmarking Neural Network Robustness to Common Corruptions and Perturbations", ICLR 2019;
-reference generator hendrycks/robustness ``ImageNet-C/create_c/make_imagenet_c.py`` (spec ``imagenet_c.md`` §1).
+reference generator hendrycks/robustness ``ImageNet-C/create_c/make_imagenet_c.py``.
 Importing this package registers ``imagenet_c/<name>`` for every name in :data:`TABLES`:
 ``fn(image_uint8, rng, *, severity=None, **params) -> (uint8 image, params)``. The pure float functions
 (``gaussian_noise(x, sigma, rng)``, ``glass_blur(x, sigma, max_delta, iterations, rng)``, ...) take explicit,

@@ -1,7 +1,7 @@
 """The six ImageNet-C frost textures, read from the installed ``imagecorruptions`` package's data files.
 
 The textures ship with hendrycks/robustness and, identical, with bethgelab/imagecorruptions 1.1.2 (Apache-2.0
-package; the textures' own provenance and licence are not stated anywhere, spec ``imagenet_c.md`` §1.1). corruptgen
+package; the textures' own provenance and licence are not stated anywhere). corruptgen
 does not redistribute them: it locates the installed package with ``importlib.util.find_spec`` (which does not
 execute it; imagecorruptions 1.1.2 no longer imports on NumPy 2) and reads ``frost/frostN.*`` with OpenCV, as the
 reference does (``cv2.imread``, alpha dropped, BGR → RGB).

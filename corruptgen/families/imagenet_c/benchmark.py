@@ -1,6 +1,6 @@
 """ImageNet-C (Hendrycks & Dietterich, ICLR 2019): 15 corruptions × 5 severities, + 4 validation ones with --extra.
 
-Protocol of the reference ``make_imagenet_c.py`` (spec imagenet_c.md §1.1): ``Resize(256)`` (PIL bilinear, shorter
+Protocol of the reference ``make_imagenet_c.py``: ``Resize(256)`` (PIL bilinear, shorter
 side) + ``CenterCrop(224)`` (preset ``imagenet``), the corruption at a fixed severity, JPEG quality 85. Subsets are
 ``<corruption>_s<severity>`` (``gaussian_noise_s3``), each running ``imagenet_c/<corruption>`` with ``severity=s``.
 """

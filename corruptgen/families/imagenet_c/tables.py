@@ -1,7 +1,7 @@
 """ImageNet-C severity tables (224 px), groups and parameter domains.
 
 Values are the constants of hendrycks/robustness ``ImageNet-C/create_c/make_imagenet_c.py`` (Hendrycks & Dietterich,
-ICLR 2019; spec ``imagenet_c.md`` §1.1 table). One dict per corruption maps severity 1..5 to its named parameters.
+ICLR 2019; the script's ``c = [...]`` lists). One dict per corruption maps severity 1..5 to its named parameters.
 Order: the reference script's dict order (15 common), then the 4 held-out validation corruptions ("extra").
 """
 

@@ -1,7 +1,7 @@
 """VCR: 14 continuous corruptions whose perceived change Δv = max(0, 1 − VIF) is uniform on [0, 1].
 
 Shen, Hu, Czarnecki, Marsso, Chechik, "Assessing Visually-Continuous Corruption Robustness of Neural Networks
-Relative to Human Performance", WACV 2025 (spec ``vcr.md``). Importing this package registers ``vcr/<name>`` for the
+Relative to Human Performance", WACV 2025. Importing this package registers ``vcr/<name>`` for the
 14 corruptions of :data:`~.domains.NAMES`::
 
     fn(image, rng, *, delta_v="uniform", image_format="jpg", quality=85, stratum=None) -> (image, params)

@@ -3,7 +3,7 @@
 VCR (Shen et al., WACV 2025, §4) studies Shot, Impulse and Gaussian Noise, Glass, Gaussian, Defocus and Motion Blur,
 Brightness and Frost (ImageNet-C), Blur, Median Blur, Hue-Saturation-Value and Color Jitter (Albumentations) and
 Uniform Noise (Geirhos et al., NeurIPS 2018). The paper gives no parameter table and the public code's domains stop
-short of Δv = 1 (spec vcr.md §1), so each corruption here has ONE scalar strength ``s ∈ [0, 1]``: ``s = 0`` is the
+short of Δv = 1, so each corruption here has ONE scalar strength ``s ∈ [0, 1]``: ``s = 0`` is the
 clean image, every parameter moves monotonically with s, and ``s = 1`` (near) destroys the image (median Δv 0.96–1
 over the scikit-image sample photos at 224 px; docs/vcr.md lists the values). Randomness (noise fields, angles,
 textures, directions) is drawn once per sample by ``draw`` and reused for every s, so Δv is monotone in s for a fixed
