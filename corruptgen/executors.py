@@ -80,7 +80,7 @@ def _run_ray(tasks: list[ChunkTask], bar, options: RayOptions) -> Iterator[dict[
             raise CorruptgenError(f"cannot reach the Ray cluster at {options.address or 'local'}: {e}") from None
     gpus = options.num_gpus
     if gpus is None:
-        gpus = 1 if tasks[0].device.startswith("cuda") else 0
+        gpus = 1 if tasks[0].options.device.startswith("cuda") else 0
     remote = ray.remote(num_cpus=options.num_cpus, num_gpus=gpus, max_retries=options.max_retries,
                         retry_exceptions=True)(_ray_chunk)  # fmt: skip
     pending = {remote.remote(task): task for task in tasks}

@@ -16,6 +16,10 @@ FAMILY_OPTIONS: dict[str, dict] = {
     "vcr": {"per_image": 1},
     "opticsbench": {"severities": "3"},
     "opticsbench-rg": {"severities": "3"},
+    "cifar10-c": {"severities": "3"},
+    "cifar100-c": {"severities": "3"},
+    "tinyimagenet-c": {"severities": "3"},
+    "imagenet64-c": {"severities": "3"},
 }
 
 
