@@ -9,8 +9,8 @@ In ``kernels/``:
 * ``defocus_disk.npz``    (1, 5, 3, 21, 21) float32 — ImageNet-C defocus disks (grey, zero-padded)
 * ``opticsbench.json``    provenance: every parameter, coefficients, sha256s and the validation summary
 
-Validation against the published stacks runs when they are found (``--reference``, default
-``../shared/reference/opticsbench`` next to the repository); they are read without unpickling and never copied.
+Validation against the published stacks (the ``kernel_stack_*.pt`` files of the OpticsBench release) runs when
+``--reference DIR`` holds them; they are read without unpickling and never copied.
 
 Usage: ``python scripts/make_kernels.py [--out kernels] [--reference DIR]``
 """
