@@ -9,7 +9,7 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
-from ..invocation import command
+from ..invocation import FLAGS, command
 from ..invocation import record as invocation_record
 from ..reader import Build
 from .card_yaml import Licence, ScanResult, _walk_hashes
@@ -103,11 +103,10 @@ def _command(build: Build) -> tuple[str, bool]:
                                                                        if s["name"] != "clean"]}  # fmt: skip
     if not any(s["name"] == "clean" for s in plan.get("subsets", [])):
         arguments["clean"] = False
-    for key in ("limit", "image_column", "label_column"):
+    for key in FLAGS.keys() - {"source", "subsets", "preprocess"}:  # source fields, then plan fields
         if src.get(key):
             arguments[key] = src[key]
-    for key in ("seed", "image_format", "quality", "shard_size", "split", "max_pixels", "max_bytes"):
-        if key in plan:
+        elif key in plan:
             arguments[key] = plan[key]
     arguments.update({k: v for k, v in _family_options(plan).items() if v not in (None, False)})
     return command(build.benchmark, invocation_record(build.benchmark, arguments)["arguments"]), False
