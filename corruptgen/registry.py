@@ -17,8 +17,10 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import importlib
+import importlib.util
 import pkgutil
 from collections.abc import Callable, Iterator
 from typing import Generic, TypeVar, overload
@@ -66,6 +68,11 @@ class Registry(Generic[T]):
 
         return add if entry is None else add(entry)
 
+    def setdefault(self, name: str, entry: T) -> T:
+        """The entry registered as ``name`` so far, or ``entry`` registered under it (nothing is discovered: for
+        entries made on demand, such as a resize preset per image size)."""
+        return self._entries[name] if name in self._entries else self.register(name, entry)
+
     # ------------------------------------------------------------------ looking up
     def _ensure_loaded(self) -> None:
         if self._loaded:
@@ -75,13 +82,30 @@ class Registry(Generic[T]):
             import_all(package)
 
     def canonical(self, name: str) -> str:
-        """The registered name ``name`` stands for (itself or the target of an alias); unknown names fail."""
-        self._ensure_loaded()
-        if name in self._entries:
-            return name
-        if name in self._aliases:
-            return self._aliases[name]
-        raise UnknownNameError(self.miss_message(name))
+        """The registered name ``name`` stands for (itself or the target of an alias); unknown names fail.
+
+        A name not registered yet first imports the module named like it (``imagenet-c`` →
+        ``<package>.imagenet_c``), then every module: a look-up loads only what it needs (registration refuses
+        duplicates, so an entry found early is the entry a full load would find)."""
+        for load in (self._import_named, lambda _: self._ensure_loaded(), None):
+            found = name if name in self._entries else self._aliases.get(name)
+            if found is not None:
+                return found
+            if load is None:
+                raise UnknownNameError(self.miss_message(name))
+            load(name)
+        raise AssertionError("unreachable")
+
+    def _import_named(self, name: str) -> None:
+        if self._loaded:
+            return
+        stem = name.split("/")[0].replace("-", "_")
+        if not stem.isidentifier() or stem.startswith("_"):
+            return
+        for package in self._discover:
+            with contextlib.suppress(ModuleNotFoundError):
+                if importlib.util.find_spec(f"{package}.{stem}") is not None:
+                    importlib.import_module(f"{package}.{stem}")
 
     def get(self, name: str) -> T:
         """The entry registered as ``name`` (or an alias of it)."""
@@ -97,8 +121,13 @@ class Registry(Generic[T]):
         return iter(list(self._entries.items()))
 
     def __contains__(self, name: object) -> bool:
-        self._ensure_loaded()
-        return name in self._entries or name in self._aliases
+        if not isinstance(name, str):
+            return False
+        try:
+            self.canonical(name)
+        except UnknownNameError:
+            return False
+        return True
 
     def __len__(self) -> int:
         self._ensure_loaded()

@@ -60,3 +60,39 @@ def test_every_cli_command_comes_from_a_registered_group():
     assert {"build", "list", "select", "verify", "eval", "report", "card", "push", "vif", "coverage", "kernels",
             "bench", "export"} <= set(handlers)  # fmt: skip
     assert "core" in COMMANDS
+
+
+def test_a_look_up_loads_only_the_module_named_like_it():
+    """`corruptgen build imagenet-c` parses without importing the other families (nor torch, nor albumentations):
+    a one-family build starts seconds sooner. A fresh interpreter: this test process has every family loaded."""
+    import ast
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from corruptgen.cli import parse_args\n"
+        "from corruptgen.corruptions import get\n"
+        "from corruptgen.family import get_benchmark\n"
+        "args, _ = parse_args(['build', 'imagenet-c', '--severities', '1', '--limit', '1'])\n"
+        "assert args.family_options == ['severities', 'extra'], args.family_options\n"
+        "get_benchmark('cifar10-c'); get('imagenet_c/frost')\n"
+        "loaded = sorted(m for m in sys.modules if m.startswith('corruptgen.families.') and m.count('.') == 2)\n"
+        "print(loaded, 'torch' in sys.modules, 'albumentations' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split("\n")
+    loaded, torch, albumentations = out[0].rsplit(" ", 2)
+    # opticsbench is imported by its own `kernels` command (families/opticsbench/cli.py), without torch
+    assert set(ast.literal_eval(loaded)) - {"corruptgen.families.opticsbench"} == {
+        "corruptgen.families.cifar10_c", "corruptgen.families.imagenet_c"}, out  # fmt: skip
+    assert torch == albumentations == "False", out
+
+
+def test_a_flag_of_another_family_still_names_the_families_that_take_it(capsys):
+    from corruptgen.cli import parse_args
+
+    with pytest.raises(SystemExit):
+        parse_args(["build", "imagenet-c", "--per-image", "2", "--bogus"])
+    assert "--per-image" not in capsys.readouterr().err.split("unrecognized arguments:")[-1]
+    args, _ = parse_args(["build", "imagenet-c", "--per-image", "2"])  # parses; the family then refuses it
+    assert args.per_image == 2 and "per_image" in args.family_options

@@ -1,7 +1,29 @@
-"""Image-quality measurements: the steerable-pyramid VIF behind VCR's perceived change Δv, and pixel VIF-P."""
+"""Image-quality measurements: the steerable-pyramid VIF behind VCR's perceived change Δv, and pixel VIF-P.
 
-from .steerable import SteerablePyramid, steerable_pyramid
-from .vif import VIFReference, delta_v, to_gray, vif
-from .vifp import vif_p
+The names load on first use (PEP 562), so commands that only register themselves here do not import torch.
+"""
 
-__all__ = ["SteerablePyramid", "VIFReference", "delta_v", "steerable_pyramid", "to_gray", "vif", "vif_p"]
+from __future__ import annotations
+
+import importlib
+
+_LAZY = {
+    "SteerablePyramid": ".steerable",
+    "steerable_pyramid": ".steerable",
+    "VIFReference": ".vif",
+    "delta_v": ".vif",
+    "to_gray": ".vif",
+    "vif": ".vif",
+    "vif_p": ".vifp",
+}
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name], __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -19,6 +19,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -136,12 +137,14 @@ def run_file(md: Path, work: Path) -> None:
             code = re.sub(r"bash scripts/install\.sh(?: \w+)? && ", "", code)
             code = re.sub(r"(?m)^python -m pytest -q\s*$", "", code)
         print(f"--- {where} ({kind})", flush=True)
+        start = time.perf_counter()
         if kind == "bash":
             result = subprocess.run(["bash", "-euo", "pipefail", "-c", code], cwd=work, env=env)
             if result.returncode != 0:
                 sys.exit(f"{where}: bash block exited {result.returncode}:\n{code}")
         else:
             exec(compile(code, where, "exec"), namespace)
+        print(f"--- {where}: {time.perf_counter() - start:.1f} s", flush=True)
 
 
 if __name__ == "__main__":

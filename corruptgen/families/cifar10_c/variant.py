@@ -18,9 +18,8 @@ def resize_preset(size: int) -> str:
     """Register (once) and name the preset ``resize<size>``: torchvision ``Resize((size, size))`` on PIL images
     (bilinear, aspect not kept), as the 64 px reference scripts do; inputs already size × size are left untouched."""
     name = f"resize{size}"
-    if name not in PRESETS:
-        PRESETS.register(name, Preprocess(name=name, resize=(size, size), crop=None, interpolation="bilinear",
-                                          library="pil"))  # fmt: skip
+    PRESETS.setdefault(name, Preprocess(name=name, resize=(size, size), crop=None, interpolation="bilinear",
+                                        library="pil"))  # fmt: skip
     return name
 
 
