@@ -6,6 +6,8 @@ The names load on first use (PEP 562), so commands that only register themselves
 from __future__ import annotations
 
 import importlib
+import sys
+import types
 
 _LAZY = {
     "SteerablePyramid": ".steerable",
@@ -27,3 +29,16 @@ def __getattr__(name: str):
 
 def __dir__() -> list[str]:
     return sorted({*globals(), *__all__})
+
+
+class _Package(types.ModuleType):
+    """Importing the submodule ``vif`` binds it as this package's attribute ``vif``; the package's ``vif`` is the
+    function (as when the names were imported eagerly), so the binding keeps the function."""
+
+    def __setattr__(self, name: str, value) -> None:
+        if name in _LAZY and isinstance(value, types.ModuleType):
+            value = getattr(value, name, value)
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package

@@ -102,11 +102,20 @@ def family_build(benchmark: str, root: Path) -> Path:
     return result.out_dir
 
 
+class _FamilyDirs(dict):
+    """Build directory per benchmark, each built on first access (an xdist worker builds only the families its
+    tests use)."""
+
+    def __init__(self, root: Path, syn2nat: Path) -> None:
+        super().__init__(syn2nat=syn2nat)
+        self.root = root
+
+    def __missing__(self, name: str) -> Path:
+        self[name] = family_build(name, self.root)
+        return self[name]
+
+
 @pytest.fixture(scope="session")
 def family_dirs(hub_root, syn2nat_carded) -> dict[str, Path]:
     """Build directories of every registered benchmark with their cards (Syn2Nat: the full default build)."""
-    dirs = {"syn2nat": syn2nat_carded}
-    for name in corruptgen.list_benchmarks():
-        if name != "syn2nat":
-            dirs[name] = family_build(name, hub_root)
-    return dirs
+    return _FamilyDirs(hub_root, syn2nat_carded)
