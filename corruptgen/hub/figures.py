@@ -1,8 +1,9 @@
-"""Card figures drawn with matplotlib: a sample grid (one tile per corruption) and, for VCR, per-subset Δv histograms.
+"""Card figures: a sample grid (one tile per corruption, composed with PIL) and, for VCR, per-subset Δv histograms
+(matplotlib).
 
-Text is set in DejaVu Sans (shipped with matplotlib, it has Δ and the other glyphs used); figures are drawn on a
-private :class:`~matplotlib.figure.Figure` (no pyplot state, any backend) and saved as PNG without a timestamp or
-version in the metadata, so the same build gives the same bytes.
+Text is set in DejaVu Sans (shipped with matplotlib, it has Δ and the other glyphs used); plots are drawn on a
+private :class:`~matplotlib.figure.Figure` (no pyplot state, any backend) and every PNG is saved without a timestamp
+or version in the metadata, so the same build gives the same bytes.
 """
 
 from __future__ import annotations
@@ -45,25 +46,18 @@ def _grid_subsets(build: Build, limit: int = 40) -> list[str]:
     return chosen[:limit]
 
 
-def _png(fig, *, palette: bool = False) -> bytes:
-    """The figure as PNG bytes; ``palette``: 256 colours (photo grids get ~3x smaller, the text stays sharp)."""
+def _png(fig) -> bytes:
+    """The figure as PNG bytes, without a timestamp or version in the metadata."""
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=_DPI, metadata={"Software": None})
-    if not palette:
-        return buf.getvalue()
-    from PIL import Image
-
-    image = Image.open(io.BytesIO(buf.getvalue())).convert("RGB")
-    out = io.BytesIO()
-    image.quantize(colors=256, method=Image.Quantize.FASTOCTREE).save(out, format="PNG", optimize=True)
-    return out.getvalue()
+    return buf.getvalue()
 
 
 def sample_grid(build: Build, *, tile: int = 160, columns: int = 6) -> bytes | None:
-    """A PNG grid: the same source image in every (chosen) subset, each tile titled with its subset name."""
-    import matplotlib
-    from matplotlib.figure import Figure
+    """A PNG grid: the same source image in every (chosen) subset, each tile titled with its subset name.
 
+    Composed with PIL (a grid of 40 tiles drew in 5 s with matplotlib's layout engine, here in ~0.1 s); titles in
+    DejaVu Sans from matplotlib's fonts."""
     names = _grid_subsets(build)
     if not names:
         return None
@@ -85,17 +79,38 @@ def sample_grid(build: Build, *, tile: int = 160, columns: int = 6) -> bytes | N
             tiles.append((name, img))
     if not tiles:
         return None
-    cols = min(columns, len(tiles))
+    return _compose(tiles, tile, min(columns, len(tiles)))
+
+
+def _compose(tiles: list, tile: int, cols: int) -> bytes:
+    """Tiles (name, PIL image ≤ tile²) on a white canvas, ``cols`` per row, each under its centred title."""
+    from PIL import Image, ImageDraw
+
+    pad, title = 10, 22
     rows = -(-len(tiles) // cols)
-    with matplotlib.rc_context(FONT):
-        fig = Figure(figsize=(cols * (tile + 20) / _DPI, rows * (tile + 30) / _DPI), layout="constrained")
-        axes = fig.subplots(rows, cols, squeeze=False)
-        for ax in axes.flat:
-            ax.set_axis_off()
-        for ax, (name, img) in zip(axes.flat, tiles, strict=False):
-            ax.imshow(img)
-            ax.set_title(name if len(name) <= 24 else name[:23] + "…")
-        return _png(fig, palette=True)
+    canvas = Image.new("RGB", (cols * (tile + 2 * pad), rows * (tile + title + pad)), "white")
+    draw = ImageDraw.Draw(canvas)
+    font = _font(12)
+    for i, (name, img) in enumerate(tiles):
+        x0, y0 = (i % cols) * (tile + 2 * pad), (i // cols) * (tile + title + pad)
+        label = name if len(name) <= 24 else name[:23] + "…"
+        draw.text((x0 + pad + tile / 2, y0 + title / 2 + 2), label, fill="black", font=font, anchor="mm")
+        canvas.paste(img, (x0 + pad + (tile - img.width) // 2, y0 + title + (tile - img.height) // 2))
+    out = io.BytesIO()
+    canvas.quantize(colors=256, method=Image.Quantize.FASTOCTREE).save(out, format="PNG", optimize=True)
+    return out.getvalue()
+
+
+def _font(size: int):
+    """DejaVu Sans (matplotlib ships it; it has Δ and the other glyphs used), else PIL's own scalable font."""
+    from PIL import ImageFont
+
+    try:
+        import matplotlib
+
+        return ImageFont.truetype(f"{matplotlib.get_data_path()}/fonts/ttf/DejaVuSans.ttf", size)
+    except (ImportError, OSError):
+        return ImageFont.load_default(size)
 
 
 def delta_v_coverage(values: Sequence[float]) -> float:
