@@ -42,7 +42,8 @@ def test_vcr_plans():
     assert plan.preprocess.name == "imagenet" and plan.subset("clean").options == ()
     frost = plan.subset("frost")
     assert (frost.corruption, frost.category, frost.per_input) == ("vcr/frost", 3, 1)
-    assert dict(frost.options) == {"delta_v": "uniform", "search_group": 4, "image_format": "jpg", "quality": 85}
+    assert dict(frost.options) == {"delta_v": "uniform", "search": 2, "search_group": 4, "image_format": "jpg",
+                                   "quality": 85}  # fmt: skip
     plan = make_plan("vcr", subsets="frost,blur", per_image=4, delta_v="param", image_format="png", clean=False)
     assert [s.name for s in plan.subsets] == ["frost", "blur"] and all(s.per_input == 4 for s in plan.subsets)
     assert dict(plan.subset("blur").options) == {"delta_v": "param", "image_format": "png", "quality": 85}

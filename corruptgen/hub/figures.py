@@ -132,8 +132,12 @@ def delta_v_histogram(delta_v: dict[str, list[float]], *, columns: int = 4) -> b
     cols = min(columns, len(names))
     rows = -(-len(names) // cols)
     with matplotlib.rc_context(FONT):
-        fig = Figure(figsize=(3.2 * cols, 2.4 * rows), layout="constrained")
+        width, height = 3.2 * cols, 2.4 * rows
+        fig = Figure(figsize=(width, height))  # fixed margins: the layout engine took ~0.5 s per figure
         axes = fig.subplots(rows, cols, squeeze=False, sharex=True)
+        panel_w, panel_h = width / cols, height / rows
+        fig.subplots_adjust(left=0.6 / width, right=1 - 0.15 / width, bottom=0.5 / height, top=1 - 0.3 / height,
+                            wspace=0.75 / (panel_w - 0.75), hspace=0.8 / (panel_h - 0.8))  # fmt: skip
         for ax in axes.flat[len(names) :]:
             ax.set_axis_off()
         for ax, name in zip(axes.flat, names, strict=False):
@@ -144,6 +148,7 @@ def delta_v_histogram(delta_v: dict[str, list[float]], *, columns: int = 4) -> b
             ax.set_xlim(0.0, 1.0)
             ax.set_title(f"{name} (n = {len(values):,})")
             ax.set_xlabel("Δv = max(0, 1 − VIF)")
+            ax.tick_params(labelbottom=True)  # every panel keeps its Δv ticks (shared axis or not)
             ax.set_ylabel("images per bin")
         axes.flat[0].legend(loc="upper right", frameon=False)
         return _png(fig)

@@ -244,3 +244,12 @@ def test_smooth_disk_grows_continuously():
     for r in (0.4, 3.3, 12.0):
         k = smooth_disk(r, 0.3)
         assert k.sum() == pytest.approx(1.0, abs=1e-5) and np.allclose(k, k.T) and np.allclose(k, k[::-1])
+
+
+def test_a_plan_of_another_search_revision_is_refused():
+    from corruptgen.corruptions import get
+    from corruptgen.errors import CorruptgenError
+
+    vcr_blur = get("vcr/gaussian_blur")
+    with pytest.raises(CorruptgenError, match="search revision 2, not 1"):
+        vcr_blur.check_options({"delta_v": "uniform", "search": 1, "search_group": 4})

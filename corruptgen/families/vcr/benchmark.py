@@ -5,9 +5,9 @@ running ``vcr/<name>`` on the ``imagenet`` preprocessing (Resize 256 + CenterCro
 Family options: ``per_image`` (samples per source image, default 1; each has its own seed and target),
 ``delta_v`` (``uniform``: per-image search towards a uniform target, default; ``param``: the paper's uniform
 parameter sampling, Algorithm 1) and ``search_group`` (samples whose Δv searches share VIF batches, default
-:data:`SEARCH_GROUP`; part of the plan, since a sample's result depends on its group). Every VCR subset also
-receives the build's ``image_format`` and ``quality``, so Δv is measured on the images exactly as they are stored
-(see :meth:`VCR.plan`).
+:data:`SEARCH_GROUP`; part of the plan, since the batch a candidate is scored in can move its VIF's last bits).
+Every VCR subset also receives the build's ``image_format`` and ``quality``, so Δv is measured on the images exactly
+as they are stored (see :meth:`VCR.plan`).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from ...errors import CorruptgenError
 from ...family import CLEAN, Benchmark, Grid, Option, register_benchmark
 from ...plan import Plan, Subset
 from .corruptions import CATEGORY, CATEGORY_NAMES, DELTA_V_MODES, NAMES
+from .search import REVISION as SEARCH_REVISION
 
 __all__ = ["CATEGORY_NAMES", "CITE", "VCR", "vcr"]
 
@@ -92,7 +93,8 @@ class VCR(Benchmark):
         n = 1 if per_image is None else _per_image(per_image)
         mode = "uniform" if delta_v is None else _mode(delta_v)
         group = SEARCH_GROUP if search_group is None else _search_group(search_group)
-        options = (("delta_v", mode), ("search_group", group)) if mode == "uniform" else (("delta_v", mode),)
+        uniform = (("delta_v", mode), ("search", SEARCH_REVISION), ("search_group", group))
+        options = uniform if mode == "uniform" else (("delta_v", mode),)
         wanted = Grid(NAMES, ordered=True).resolve(names, None, self.default_subsets, self.name)
         chosen = []
         for name in dict.fromkeys(wanted):

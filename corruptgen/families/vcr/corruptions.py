@@ -30,13 +30,23 @@ from ...quality.steerable import MIN_SIZE
 from .domains import DOMAINS, NAMES, Domain
 from .ops_blur import smooth_disk
 from .ops_noise import poisson_quantile
-from .search import Job, Outcome, Scorer, find_strength, one_torch_thread, sample_strength, search_samples, stored
+from .search import (
+    REVISION,
+    Job,
+    Outcome,
+    Scorer,
+    find_strength,
+    one_torch_thread,
+    sample_strength,
+    search_samples,
+    stored,
+)
 
 FAMILY = "vcr"
 CITE = "Shen et al., WACV 2025 (VCR); corruptions from ImageNet-C, Albumentations and Geirhos et al. 2018"
 DELTA_V_MODES = ("uniform", "param")
 #: Fixed options of every VCR corruption (the benchmark passes all of them).
-OPTIONS = ("delta_v", "image_format", "quality", "search_group")
+OPTIONS = ("delta_v", "image_format", "quality", "search", "search_group")
 
 #: Groups by visual effect (the paper's Fig. 8 classes of similar corruptions).
 CATEGORY_NAMES: dict[int, str] = {1: "noise", 2: "blur", 3: "lighting and weather", 4: "colour"}
@@ -72,6 +82,7 @@ def _check_fixed(name: str, options: Mapping[str, Any]) -> None:
     _check_options(name, options.get("delta_v", "uniform"), options.get("image_format", "jpg"),
                    options.get("quality", 85))  # fmt: skip
     _check_group(name, options.get("search_group", 1), 1)
+    _check_revision(name, options.get("search", REVISION))
 
 
 def _check_stratum(name: str, stratum: Any) -> tuple[int, int]:
@@ -107,16 +118,17 @@ def corrupt(
     quality: int = 85,
     stratum: tuple[int, int] | None = None,
     search_group: int = 1,
+    search: int = REVISION,
 ) -> tuple[np.ndarray, Params]:
     """Corrupt one HxWx3 uint8 image with ``vcr/<name>`` (see the module docstring); returns (image, params).
 
     Draw order from ``rng``: one uniform u (the target quantile, or the strength in param mode; with
     ``stratum=(position, count)`` the quantile is ``(position + u) / count``), then the corruption's field. Images
-    must be at least 72 px a side (VIF's 4-level pyramid). The search is a group of one scoring ``search_group``
-    candidates per round (:func:`corrupt_group` searches several samples together).
+    must be at least 72 px a side (VIF's 4-level pyramid). The search is a group of one (:func:`corrupt_group`
+    searches several samples together; ``search_group`` only bounds a group's size).
     """
     return corrupt_group(name, [image], [rng], [stratum], delta_v=delta_v, image_format=image_format,
-                         quality=quality, search_group=search_group)[0]  # fmt: skip
+                         quality=quality, search_group=search_group, search=search)[0]  # fmt: skip
 
 
 def corrupt_group(
@@ -129,13 +141,15 @@ def corrupt_group(
     image_format: str = "jpg",
     quality: int = 85,
     search_group: int = 1,
+    search: int = REVISION,
 ) -> list[tuple[np.ndarray, Params]]:
     """Corrupt a group of at most ``search_group`` samples (draws per sample as :func:`corrupt`); in uniform mode
-    their searches share VIF batches of exactly ``search_group`` candidates (:func:`.search.search_samples`), so each
+    their searches share VIF batches, one candidate per member per round (:func:`.search.search_samples`), so each
     result depends on the group, fixed by the plan, not on how a build batches samples."""
     domain = DOMAINS[name]
     _check_options(name, delta_v, image_format, quality)
     slots = _check_group(name, search_group, len(images))
+    _check_revision(name, search)
     drawn = [_prepare(name, im, rng, st) for im, rng, st in zip(images, rngs, strata, strict=True)]
     with one_torch_thread():
         if delta_v == "uniform":
@@ -159,6 +173,12 @@ def _check_group(name: str, search_group: Any, members: int) -> int:
     if not 1 <= members <= search_group:
         raise ValueError(f"{FAMILY}/{name}: a group holds 1 to {search_group} samples, got {members}")
     return int(search_group)
+
+
+def _check_revision(name: str, search: Any) -> None:
+    if search != REVISION:
+        raise ValueError(f"{FAMILY}/{name}: this corruptgen runs Δv search revision {REVISION}, not {search!r} "
+                         f"(a build made by another revision is re-rendered with --overwrite)")  # fmt: skip
 
 
 def _params(domain: Domain, out: Outcome, fld: dict, delta_v: str, stratum: Any, image_format: str, quality: int):

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import cv2
 import numpy as np
-from albumentations.augmentations.pixel import functional as albu_f
 
 from ..imagenet_c import _ops as inc_ops
 from ..imagenet_c import weather as inc_weather
@@ -120,6 +119,8 @@ def _jitter_factors(s: float, fld: Field) -> dict[str, float]:
 def _jitter_apply(image: np.ndarray, s: float, fld: Field) -> np.ndarray:
     """Albumentations ``ColorJitter`` (torchvision semantics) in the drawn order of its four operations, on float32
     (each clipped to [0, 1]; the uint8 path's HSV quantisation would make Δv jump at s = 0+)."""
+    from albumentations.augmentations.pixel import functional as albu_f  # ~0.8 s to import: only when jittering
+
     f = _jitter_factors(s, fld)
     ops = (
         lambda im: albu_f.adjust_brightness_torchvision(im, f["brightness"]),

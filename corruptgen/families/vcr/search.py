@@ -13,9 +13,10 @@ fitted (c, Δv) spline. Here each sample is searched directly, per image:
    image (Δv = 0 at s = 0). ``hi`` = Δv at s = 1 is the most this image allows (VIF keeps a floor of ~0.02–0.1 for
    noise or blur that leaves texture); a target above it takes s = 1, the closest achievable image;
 3. the searches of a group of samples (:func:`search_samples`; the plan fixes the group) run in rounds: each round
-   scores exactly ``slots`` candidates in one float64 VIF batch, shared out among the members still searching:
-   first s = 1 for each, then the point where a monotone (PCHIP) interpolation of the member's measured points
-   crosses t, in the warped variable ``u`` (:attr:`Domain.warp`), and spare slots around it; a member stops when
+   scores one candidate per member still searching, in one float64 VIF batch: first s = 1 (this image's reach),
+   then the point where a monotone (PCHIP) interpolation of the member's measured points crosses t, in the warped
+   variable ``u`` (:attr:`Domain.warp`) — or, when the last step did not halve the bracket, the midpoint between
+   that point and the bracket end that did not move (a bisection safeguard); a member stops when
    ``|Δv − t| ≤ tol``, when its bracket cannot shrink further, or after :data:`ROUNDS` rounds; its closest
    candidate wins.
 
@@ -41,6 +42,10 @@ from ...io.codec import encode_image
 from ...quality.vif import VIFReference, vif
 from .domains import Domain
 
+#: Revision of the search algorithm, part of every uniform-mode VCR plan (a build resumed by another revision would
+#: mix two searches): 1 = groups with spare candidates per round (corruptgen ≤ 0.3), 2 = one candidate per member
+#: per round with a bisection safeguard.
+REVISION = 2
 #: Grid the search's VIF values are rounded to: float64 results differ across CPUs and batch shapes by ~1e-13,
 #: so a decision flips only for a value within that distance of a grid point; far below the tolerance below.
 QUANTUM = 1e-6
@@ -48,9 +53,10 @@ QUANTUM = 1e-6
 STORED_DECIMALS = 10
 #: Early-stop tolerance on |Δv − target| of the continuous search.
 TOL = 0.004
-#: Maximum number of rounds after the first; initial step (in u) between a guess and the extra candidates.
-ROUNDS = 10
-FIRST_WIDTH = 0.08
+#: Maximum number of rounds after the first (a search that has not met the tolerance by then keeps its closest).
+ROUNDS = 16
+#: Rounds in a row whose bracket did not halve before a bisection step (interpolation alone can creep along a kink).
+STALLS = 3
 
 
 @contextlib.contextmanager
@@ -181,9 +187,8 @@ class _Search:
     evaluations: int = 0
     rounds: int = 0
     done: bool = False
-    previous: float | None = None
-    width: float = FIRST_WIDTH
     span: float = 2.0
+    stalls: int = 0
 
     def __post_init__(self) -> None:
         self.data[0.0] = (0.0, 1.0, self.job.image)  # s = 0 is the clean image: VIF(x, x) = 1
@@ -215,23 +220,23 @@ class _Search:
             self.done = float(xs[b]) - float(xs[a]) < 1e-7  # a jump: the closer side is the best this image allows
         return self.done
 
-    def propose(self, k: int) -> list[float]:
-        """Up to ``k`` new coordinates for the next round of a search that is not :meth:`finished`."""
-        t = self.job.target
-        if 1.0 not in self.data:  # first round: s = 1 (this image's reach), and guesses at u = t if slots are free
-            return [1.0, *_spread(0.0, 1.0, min(t, 1.0 - 1e-3), FIRST_WIDTH, k - 1, None)][:k]
+    def propose(self) -> float | None:
+        """The next coordinate of a search that is not :meth:`finished`, or None when nothing new is left."""
+        if 1.0 not in self.data:  # first round: s = 1, this image's reach
+            return 1.0
         xs, dv = self.curve()
-        a, b = _bracket(xs, dv, t)
+        a, b = _bracket(xs, dv, self.job.target)
         lo_x, hi_x = float(xs[a]), float(xs[b])
-        g = _guess(xs, dv, a, b, t)
-        if self.previous is not None:  # how far the interpolation moved is the scale of its remaining error
-            self.width = max(2.0 * abs(g - self.previous), 0.1 * (hi_x - lo_x))
-        stuck = None
-        if hi_x - lo_x > 0.5 * self.span:  # the bracket did not halve: one end does not move
-            stuck = hi_x if g - lo_x < hi_x - g else lo_x
-        self.previous, self.span = g, hi_x - lo_x
+        x = _guess(xs, dv, a, b, self.job.target)
+        self.stalls = self.stalls + 1 if hi_x - lo_x > 0.5 * self.span else 0
+        if self.stalls >= STALLS:  # the bracket has not halved for a while: one end does not move, bisect towards it
+            x = 0.5 * (x + (hi_x if x - lo_x < hi_x - x else lo_x))
+            self.stalls = 0
+        self.span = hi_x - lo_x
         self.rounds += 1
-        return [x for x in _spread(lo_x, hi_x, g, self.width, k, stuck) if x not in self.data]
+        eps = 1e-3 * (hi_x - lo_x)
+        x = min(max(x, lo_x + eps), hi_x - eps)
+        return None if x in self.data else x
 
     def outcome(self) -> Outcome:
         x = self.best()
@@ -240,24 +245,6 @@ class _Search:
         strength = self.job.domain.strength(x)
         dv = float(delta_v_of(vif_best))
         return Outcome(image, strength, vif_best, dv, self.job.target, reach, self.evaluations, self.rounds)
-
-
-def _spread(lo: float, hi: float, g: float, width: float, k: int, stuck: float | None) -> list[float]:
-    """``k`` coordinates strictly inside (lo, hi): the guess ``g`` first, then (when the bracket did not halve) the
-    midpoint between ``g`` and the ``stuck`` end, then ``g ± width, g ± 2·width, …`` (the stuck side first)."""
-    eps = 1e-3 * (hi - lo)
-    first = -1.0 if stuck is None else (1.0 if stuck > g else -1.0)  # the side probed first
-    wanted = [g] if stuck is None else [g, 0.5 * (g + stuck)]
-    for j in range(1, k + 1):
-        wanted += [g + first * j * width, g - first * j * width]
-    out: list[float] = []
-    for p in wanted:
-        p = min(max(p, lo + eps), hi - eps)
-        if p not in out:
-            out.append(p)
-        if len(out) == k:
-            break
-    return out
 
 
 def _bracket(xs: np.ndarray, dv: np.ndarray, target: float) -> tuple[int, int]:
@@ -289,27 +276,26 @@ def _guess(xs: np.ndarray, dv: np.ndarray, a: int, b: int, target: float) -> flo
 
 
 def search_samples(jobs: list[Job], scorer: Scorer, slots: int, *, tol: float = TOL) -> list[Outcome]:
-    """Search the samples of one group together: every round scores exactly ``slots`` candidates in one VIF batch
-    (sample i against reference row i), shared out among the samples still searching (the first ones in group
-    order get one more); unused slots repeat the round's last candidate. A sample's result depends on the group
-    (its members and ``slots``), never on how a build batches or schedules groups."""
+    """Search the samples of one group (at most ``slots`` of them) together: every round scores one candidate per
+    member still searching in one VIF batch (member i against reference row i). The rounds, and so every result,
+    are a function of the group alone, never of how a build batches or schedules groups."""
     if not 1 <= len(jobs) <= slots:
         raise ValueError(f"a search group holds 1 to {slots} samples, got {len(jobs)}")
     states = [_Search(job, tol) for job in jobs]
     while True:
-        active = [i for i, st in enumerate(states) if not st.done and not st.finished()]
         requests: list[tuple[int, float]] = []
-        for n, i in enumerate(active):
-            xs = states[i].propose(slots // len(active) + (n < slots % len(active)))
-            states[i].done = not xs  # nothing new left to measure in its bracket
-            requests += [(i, x) for x in xs]
+        for i, st in enumerate(states):
+            if st.done or st.finished():
+                continue
+            x = st.propose()
+            st.done = x is None  # nothing new left to measure in its bracket
+            if x is not None:
+                requests.append((i, x))
         if not requests:
             return [st.outcome() for st in states]
         images = [states[i].job.domain.apply(states[i].job.image, states[i].job.domain.strength(x),
                                              states[i].job.fld) for i, x in requests]  # fmt: skip
-        rows = [i for i, _ in requests]
-        pad = slots - len(images)
-        raw = scorer.raw(images + [images[-1]] * pad, rows + [rows[-1]] * pad)[: len(images)]
+        raw = scorer.raw(images, [i for i, _ in requests])
         for (i, x), r, v, im in zip(requests, raw, quantize(raw), images, strict=True):
             states[i].record(x, v, r, im)
 
