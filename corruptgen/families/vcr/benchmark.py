@@ -36,8 +36,9 @@ def _per_image(value: Any) -> int:
     return value
 
 
-#: Default number of consecutive samples of a subset searched together (one VIF batch of this many candidates per
-#: round); 1–4 measured fastest per CPU-second on one core (8: ~5 % slower, 16: ~40 %).
+#: Default number of consecutive samples of a subset searched together (one VIF batch of up to this many candidates
+#: per round): 4 measured fastest per CPU-second on one core (2 and 8: ~15–20 % slower; a sample's search is the same
+#: for any group size, only the batches differ).
 SEARCH_GROUP = 4
 
 
