@@ -15,8 +15,8 @@ fitted (c, Δv) spline. Here each sample is searched directly, per image:
 3. the searches of a group of samples (:func:`search_samples`; the plan fixes the group) run in rounds: each round
    scores one candidate per member still searching, in one float64 VIF batch: first s = 1 (this image's reach),
    then the point where a monotone (PCHIP) interpolation of the member's measured points crosses t, in the warped
-   variable ``u`` (:attr:`Domain.warp`) — or, when the last step did not halve the bracket, the midpoint between
-   that point and the bracket end that did not move (a bisection safeguard); a member stops when
+   variable ``u`` (:attr:`Domain.warp`) — or, after :data:`STALLS` rounds in a row whose bracket did not halve,
+   the midpoint between that point and the bracket end that did not move (a bisection step); a member stops when
    ``|Δv − t| ≤ tol``, when its bracket cannot shrink further, or after :data:`ROUNDS` rounds; its closest
    candidate wins.
 
