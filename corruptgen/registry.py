@@ -17,7 +17,6 @@ Example:
 
 from __future__ import annotations
 
-import contextlib
 import difflib
 import importlib
 import importlib.util
@@ -87,14 +86,19 @@ class Registry(Generic[T]):
         A name not registered yet first imports the module named like it (``imagenet-c`` →
         ``<package>.imagenet_c``), then every module: a look-up loads only what it needs (registration refuses
         duplicates, so an entry found early is the entry a full load would find)."""
-        for load in (self._import_named, lambda _: self._ensure_loaded(), None):
-            found = name if name in self._entries else self._aliases.get(name)
-            if found is not None:
-                return found
-            if load is None:
-                raise UnknownNameError(self.miss_message(name))
-            load(name)
-        raise AssertionError("unreachable")
+        found = self._find(name)
+        if found is None:
+            self._import_named(name)
+            found = self._find(name)
+        if found is None:
+            self._ensure_loaded()
+            found = self._find(name)
+        if found is None:
+            raise UnknownNameError(self.miss_message(name))
+        return found
+
+    def _find(self, name: str) -> str | None:
+        return name if name in self._entries else self._aliases.get(name)
 
     def _import_named(self, name: str) -> None:
         if self._loaded:
@@ -103,9 +107,12 @@ class Registry(Generic[T]):
         if not stem.isidentifier() or stem.startswith("_"):
             return
         for package in self._discover:
-            with contextlib.suppress(ModuleNotFoundError):
-                if importlib.util.find_spec(f"{package}.{stem}") is not None:
-                    importlib.import_module(f"{package}.{stem}")
+            try:
+                spec = importlib.util.find_spec(f"{package}.{stem}")
+            except ModuleNotFoundError:  # the package itself is missing: the full load reports it
+                continue
+            if spec is not None:
+                importlib.import_module(spec.name)
 
     def get(self, name: str) -> T:
         """The entry registered as ``name`` (or an alias of it)."""

@@ -143,7 +143,7 @@ def get(name: str, family: str | None = None) -> Corruption:
     """Look a corruption up by ``name`` (unique across families), ``family/name`` or (``name``, ``family``)."""
     if "/" in name and family is None:
         family, name = name.split("/", 1)
-    if family is not None and f"{family}/{name}" in CORRUPTIONS:  # loads that family only
+    if family is not None and f"{family}/{name}" in CORRUPTIONS:  # loads that family's folder only
         return CORRUPTIONS.get(f"{family}/{name}")
     every = list_corruptions(family)
     hits = [c for c in every if c.name == name]

@@ -244,9 +244,10 @@ class VIFReference:
         self._levels = []
         for i, (level, lv) in enumerate(first._levels):
             merged = object.__new__(_Level)
-            merged.k, merged.shape = lv.k, lv.shape
-            for name in ("den", "lam", "mx", "neg_x", "s", "small_x", "var_x", "xp"):
-                setattr(merged, name, torch.cat([getattr(r._levels[i][1], name) for r in refs]))
+            for name in _Level.__slots__:  # the window and shape are shared, the tensors stacked by reference row
+                shared = name in ("k", "shape")
+                setattr(merged, name, getattr(lv, name) if shared else torch.cat([getattr(r._levels[i][1], name)
+                                                                                 for r in refs]))  # fmt: skip
             self._levels.append((level, merged))
         self._den = torch.cat([r._den for r in refs])
         return self

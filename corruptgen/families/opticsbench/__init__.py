@@ -1,6 +1,7 @@
 """OpticsBench and OpticsBench-RG (Müller et al., ICCVW 2023): Zernike PSF kernels (generation, I/O, statistics),
 their corruptions and the two benchmark families."""
 
+from ...lazy import lazy_exports
 from . import benchmark, corruptions  # noqa: F401 (register the corruptions and both families)
 from .kernelio import FRINGE_MODES, SEVERITIES, STACK_SHAPE, WAVELENGTHS_UM, load_kernels, save_kernels
 from .psf import OPTICSBENCH, OPTICSBENCH_RG, PSFModel, kernel_stack
@@ -24,13 +25,6 @@ __all__ = [
 ]
 
 # torch-based parts (batched PSF convolution, OpticsAugment) load on first use, so importing kernels stays torch-free
-_LAZY = {"psf_conv": ".conv", "OpticsAugment": ".augment"}
-__all__ += list(_LAZY)
-
-
-def __getattr__(name: str):
-    if name in _LAZY:
-        import importlib
-
-        return getattr(importlib.import_module(_LAZY[name], __name__), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+_WHERE = {"psf_conv": ".conv", "OpticsAugment": ".augment"}
+__all__ += list(_WHERE)
+__getattr__, __dir__ = lazy_exports(__name__, _WHERE)

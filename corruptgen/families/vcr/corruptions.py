@@ -148,14 +148,14 @@ def corrupt_group(
     result depends on the group, fixed by the plan, not on how a build batches samples."""
     domain = DOMAINS[name]
     _check_options(name, delta_v, image_format, quality)
-    slots = _check_group(name, search_group, len(images))
+    _check_group(name, search_group, len(images))
     _check_revision(name, search)
     drawn = [_prepare(name, im, rng, st) for im, rng, st in zip(images, rngs, strata, strict=True)]
     with one_torch_thread():
         if delta_v == "uniform":
             scorer = Scorer.group(images, image_format, int(quality))
             jobs = [Job(domain, im, fld, v) for im, (v, fld) in zip(images, drawn, strict=True)]
-            outcomes = search_samples(jobs, scorer, slots)
+            outcomes = search_samples(jobs, scorer)
         else:
             outcomes = []
             for im, (v, fld) in zip(images, drawn, strict=True):
@@ -167,12 +167,11 @@ def corrupt_group(
             for out, (_, fld), st in zip(outcomes, drawn, strata, strict=True)]  # fmt: skip
 
 
-def _check_group(name: str, search_group: Any, members: int) -> int:
+def _check_group(name: str, search_group: Any, members: int) -> None:
     if isinstance(search_group, bool) or not isinstance(search_group, (int, np.integer)) or search_group < 1:
         raise ValueError(f"{FAMILY}/{name}: search_group must be a positive integer, got {search_group!r}")
     if not 1 <= members <= search_group:
         raise ValueError(f"{FAMILY}/{name}: a group holds 1 to {search_group} samples, got {members}")
-    return int(search_group)
 
 
 def _check_revision(name: str, search: Any) -> None:

@@ -92,9 +92,7 @@ class Scorer:
 
     def __init__(self, clean: np.ndarray, image_format: str = "jpg", quality: int = 85) -> None:
         self.image_format, self.quality = image_format, int(quality)
-        self.clean, ref = reference(clean, image_format, self.quality)
-        self.reference = ref
-        self.evaluations = 0
+        self.clean, self.reference = reference(clean, image_format, self.quality)
 
     @classmethod
     def group(cls, cleans: list[np.ndarray], image_format: str = "jpg", quality: int = 85) -> Scorer:
@@ -112,13 +110,11 @@ class Scorer:
         """float64 VIF of each candidate (against reference row ``rows[i]``), unrounded, in ONE batch of
         ``len(images)`` (the last bits depend on the CPU and on that batch's shape, not on the other candidates)."""
         batch = np.stack([stored(im, self.image_format, self.quality) for im in images])
-        self.evaluations += len(images)
         value = self.reference.score(batch, chunk_size=len(images), rows=rows)
         return value.cpu().numpy().astype(np.float64)
 
     def exact(self, image: np.ndarray) -> float:
         """float64 VIF of one candidate as stored: the value written to the sample's json."""
-        self.evaluations += 1
         value = vif(self.clean, stored(image, self.image_format, self.quality), dtype=torch.float64)
         return round(float(value), STORED_DECIMALS)
 
@@ -275,12 +271,10 @@ def _guess(xs: np.ndarray, dv: np.ndarray, a: int, b: int, target: float) -> flo
     return float(grid[int(np.argmin(np.abs(values - target)))])
 
 
-def search_samples(jobs: list[Job], scorer: Scorer, slots: int, *, tol: float = TOL) -> list[Outcome]:
-    """Search the samples of one group (at most ``slots`` of them) together: every round scores one candidate per
-    member still searching in one VIF batch (member i against reference row i). The rounds, and so every result,
-    are a function of the group alone, never of how a build batches or schedules groups."""
-    if not 1 <= len(jobs) <= slots:
-        raise ValueError(f"a search group holds 1 to {slots} samples, got {len(jobs)}")
+def search_samples(jobs: list[Job], scorer: Scorer, *, tol: float = TOL) -> list[Outcome]:
+    """Search the samples of one group together: every round scores one candidate per member still searching in one
+    VIF batch (member i against reference row i of ``scorer``). The rounds, and so every result, are a function of
+    the group alone, never of how a build batches or schedules groups."""
     states = [_Search(job, tol) for job in jobs]
     while True:
         requests: list[tuple[int, float]] = []
@@ -301,10 +295,10 @@ def search_samples(jobs: list[Job], scorer: Scorer, slots: int, *, tol: float = 
 
 
 def find_strength(
-    domain: Domain, image: np.ndarray, fld: dict, scorer: Scorer, v: float, *, tol: float = TOL, slots: int = 1
+    domain: Domain, image: np.ndarray, fld: dict, scorer: Scorer, v: float, *, tol: float = TOL
 ) -> Outcome:
     """Strength whose stored Δv is closest to the target ``t = v``: a group of one (see :func:`search_samples`)."""
-    return search_samples([Job(domain, image, fld, float(v))], scorer, slots, tol=tol)[0]
+    return search_samples([Job(domain, image, fld, float(v))], scorer, tol=tol)[0]
 
 
 def sample_strength(domain: Domain, u: float) -> float:

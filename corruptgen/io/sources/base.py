@@ -195,6 +195,18 @@ def too_many_bytes(shown: str, size: int | None, max_bytes: int) -> str:
     return f"file too large: {shown}: {has} of {max_bytes} bytes (--max-bytes)"
 
 
+def array_png(array) -> bytes:
+    """An in-memory uint8 image as stored (uncompressed) PNG bytes, for sources whose items are arrays: the bytes
+    only travel to this build's decoder (zlib level 6 cost ~0.2 CPU-s per 1 Mpx photo; the pixels are the same)."""
+    import io
+
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    Image.fromarray(array).save(buffer, format="PNG", compress_level=0)
+    return buffer.getvalue()
+
+
 def _one_line(exc: BaseException) -> str:
     text = " ".join(str(exc).split())
     return text or type(exc).__name__

@@ -8,7 +8,6 @@ engine as lossless PNG bytes, so the pixels reach the corruptions unchanged.
 
 from __future__ import annotations
 
-import io
 import os
 from typing import Any
 
@@ -18,9 +17,7 @@ from corruptgen.errors import CorruptgenError
 from corruptgen.io.decode import BadImageError
 
 from . import register_source
-from .base import Source, SourceItem, _one_line
-
-_PNG_LEVEL = 1  # fast; the bytes only travel to the decoder of this build
+from .base import Source, SourceItem, _one_line, array_png
 
 
 class NpySource(Source):
@@ -65,8 +62,6 @@ class NpySource(Source):
         return self._array
 
     def _read(self, index: int, max_bytes: int) -> bytes:
-        from PIL import Image
-
         size = int(np.prod(self.shape[1:])) if self.shape else 0
         if size > max_bytes:
             raise BadImageError(f"image {index} of {self.images_path}: {size} bytes > {max_bytes} (--max-bytes)")
@@ -74,9 +69,7 @@ class NpySource(Source):
             image = np.ascontiguousarray(self._images()[index])
         except (CorruptgenError, OSError, ValueError) as exc:
             raise BadImageError(f"cannot read image {index} of {self.images_path}: {_one_line(exc)}") from exc
-        buffer = io.BytesIO()
-        Image.fromarray(image).save(buffer, format="PNG", compress_level=_PNG_LEVEL)
-        return buffer.getvalue()
+        return array_png(image)
 
     def _describe_extra(self) -> dict[str, Any]:
         return {"images": self.images_path, "labels": self.labels_path, "shape": list(self.shape or ())}

@@ -2,15 +2,10 @@
 
 from __future__ import annotations
 
-import io
-
 from corruptgen.io.decode import BadImageError
 from corruptgen.io.labels import imagenet_names
 
-from .base import Source, SourceItem, _one_line
-
-#: Stored (uncompressed) PNG: the bytes are decoded at once; level 6 cost 0.2 CPU-s per photo for nothing.
-_PNG_COMPRESS_LEVEL = 0
+from .base import Source, SourceItem, _one_line, array_png
 
 # (name, ImageNet-1k label or None); keep this order, it is the deterministic order of the source.
 _SAMPLES: tuple[tuple[str, int | None], ...] = (
@@ -46,14 +41,10 @@ class SamplesSource(Source):
     def _read(self, index: int, max_bytes: int) -> bytes:
         import numpy as np
         import skimage.data
-        from PIL import Image
 
         name = self._items[index].key
         try:
             data = getattr(skimage.data, name)()
         except Exception as exc:
             raise BadImageError(f"cannot load scikit-image sample {name}: {_one_line(exc)}") from exc
-        array = np.ascontiguousarray(data[0] if isinstance(data, tuple) else data)
-        buf = io.BytesIO()
-        Image.fromarray(array).save(buf, format="PNG", compress_level=_PNG_COMPRESS_LEVEL)
-        return buf.getvalue()
+        return array_png(np.ascontiguousarray(data[0] if isinstance(data, tuple) else data))
