@@ -58,17 +58,18 @@ class Section:
         key: the table's number (``3.4a``); also names its CSV (``thesis-3.4a.csv``).
         title: the table's caption.
         match: ``(name, row, benchmark) -> column label or None`` for each entry of a result's ``metrics[source]``
-            (``benchmark``: the evaluated build's family, ``imagenet-c``); entries with the same label are averaged
-            (severities).
+            (every source of ``sources``; ``benchmark``: the evaluated build's family, ``imagenet-c``); entries with
+            the same label are averaged (severities).
         order: column labels in the thesis's order (others follow in the order met).
-        source: the key of ``results["metrics"]`` holding the entries (``subsets``; rows with ``top1`` and ``app``).
+        sources: the keys of ``results["metrics"]`` holding the entries (``subsets``: rows with ``top1`` and
+            ``app``; another key holding rows of the same shape, e.g. white-box attack results, works the same).
     """
 
     key: str
     title: str
     match: Match
     order: tuple[str, ...] = ()
-    source: str = "subsets"
+    sources: tuple[str, ...] = ("subsets",)
 
 
 SECTIONS: list[Section] = [
@@ -96,7 +97,8 @@ def section_table(results: Sequence[dict[str, Any]], section: Section) -> dict[s
         clean = (metrics.get("subsets") or {}).get("clean", {}).get("top1")
         built = str((result.get("data") or {}).get("benchmark") or "")
         values: dict[str, list[float]] = {}
-        for name, row in (metrics.get(section.source) or {}).items():
+        entries = [item for key in section.sources for item in (metrics.get(key) or {}).items()]
+        for name, row in entries:
             label = section.match(name, row, built) if isinstance(row, dict) and name != "clean" else None
             if label is not None:
                 met[label] = None

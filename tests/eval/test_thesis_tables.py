@@ -69,7 +69,7 @@ def test_clean_is_repeated_when_the_builds_differ_and_sections_are_absent_withou
 
 def test_one_more_section_is_one_entry(tmp_path):
     attack = thesis_tables.Section("3.4c", "APP per adversarial attack", lambda name, row, built: name,
-                                   source="attacks")  # fmt: skip
+                                   sources=("attacks",))  # fmt: skip
     result = _result("m", "laugros", {"clean": 0.8, "rotation": 0.4})
     result["metrics"]["attacks"] = {"pgd eps=0.04": {"top1": 0.2, "app": 0.25}, "cw_l2": {"top1": 0.4}}
     lines, _ = thesis_tables.render([result], tmp_path, lambda h, r: [" | ".join(h), *(" | ".join(x) for x in r)],
