@@ -24,6 +24,7 @@ RECIPES: dict[str, dict] = {
     "opticsbench": {"subsets": "defocus_spherical,astigmatism,defocus_disk", "severities": "1,5", "limit": 3},
     "cifar10-c": {"subsets": "glass_blur,frost,elastic_transform,spatter", "severities": "1,5", "limit": 3},
     "tinyimagenet-c": {"subsets": "snow,fog,pixelate", "severities": "1,5", "limit": 3},
+    "laugros": {"limit": 2, "image_format": "png"},
 }
 #: plans whose ids are pinned (an id names a build: a changed id means existing builds can no longer be resumed)
 PLAN_CASES: list[tuple[str, dict]] = [
@@ -32,7 +33,7 @@ PLAN_CASES: list[tuple[str, dict]] = [
     ("imagenet-c", {"extra": True}), ("imagenet-p", {}), ("imagenet-p", {"subsets": "translate_d2,clean"}),
     ("imagenet-p", {"difficulty": 3}), ("vcr", {}), ("vcr", {"subsets": "frost,brightness", "per_image": 3}),
     ("opticsbench", {}), ("opticsbench-rg", {"subsets": "coma", "severities": "2"}),
-    ("opticsbench", {"subsets": "all"}),
+    ("opticsbench", {"subsets": "all"}), ("laugros", {}), ("laugros", {"selection": "eccvw2020"}),
 ]  # fmt: skip
 #: member extensions whose bytes are pinned (json metadata may gain fields)
 PINNED = (".jpg", ".png", ".webp", ".cls")

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import CorruptgenError
-from . import plots
+from . import plots, thesis_tables
 from .metrics import MetricOptions, compute_metrics
 from .metrics.common import effective_robustness
 from .metrics.optics import kendall_rankings
@@ -145,6 +145,10 @@ def write_report(
         md.extend(lines)
         files.extend(fs)
         summary_rows.extend(srows)
+    # the thesis's tables span builds: one row per model, columns from each build
+    thesis, thesis_files = thesis_tables.render(results, out, _table)
+    md.extend(thesis)
+    files.extend(thesis_files)
     spath = out / "summary.csv"
     with open(spath, "w", newline="") as f:
         w = csv.writer(f)

@@ -27,7 +27,8 @@ def topk_accuracy(top5: np.ndarray, labels: np.ndarray, k: int = 1) -> float | N
 
 
 def residual_robustness(acc_clean: float | None, acc: float | None) -> float | None:
-    """RR = acc_clean − acc_c (Laugros et al., BMVC 2021, §3): the accuracy points lost; lower is better."""
+    """RR = acc_clean − acc_c (thesis Eq. 2.1; Laugros et al., BMVC 2021, §3): the accuracy points lost; lower is
+    better (not the ratio: that is APP, :func:`accuracy_preserved`)."""
     return None if acc_clean is None or acc is None else float(acc_clean - acc)
 
 

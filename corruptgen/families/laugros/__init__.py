@@ -1,0 +1,7 @@
+"""Laugros's thesis (Université Grenoble Alpes 2022): the 15 synthetic corruptions of Figures 3.2 and 4.3."""
+
+from . import benchmark, corruptions
+from .benchmark import SELECTIONS
+from .corruptions import FAMILY, NAMES
+
+__all__ = ["FAMILY", "NAMES", "SELECTIONS", "benchmark", "corruptions"]
