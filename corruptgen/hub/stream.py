@@ -186,12 +186,16 @@ def _runs(batches: list[tuple[int, int, int]]) -> Iterator[tuple[int, int, int]]
         yield run
 
 
-def _open(url: str, **options: Any):
-    """A binary stream of a local path or an fsspec URL (``hf://``, ``s3://``, ``file://``, ...)."""
+def _open(url: str, block_size: int | None = None):
+    """A binary stream of a local path or an fsspec URL (``hf://``, ``s3://``, ``file://``, ...); ``block_size``: the
+    bytes a remote read fetches at a time (the filesystem's default when None)."""
     if "://" in url:
         import fsspec
 
-        return fsspec.open(url, "rb", **options).open()
+        if block_size is None:
+            return fsspec.open(url, "rb").open()
+        fs, path = fsspec.core.url_to_fs(url)
+        return fs.open(path, "rb", block_size=block_size)
     return open(url, "rb")
 
 
