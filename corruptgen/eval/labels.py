@@ -90,7 +90,7 @@ def build_label_space(src: EvalSource, selected: Sequence[SubsetData]) -> LabelS
             seen[int(label)] = seen.get(int(label)) or meta.get("label_name")
     if not seen and not source:
         return None
-    named = {i: n for i, n in seen.items() if n}
+    named = {i: str(n) for i, n in seen.items() if n and str(n) != str(i)}  # "3" for 3 (ClassLabel(num_classes))
     if named and _is_imagenet(named):
         return IMAGENET_1K
     if named:

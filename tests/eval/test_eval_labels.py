@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from eval_helpers import fake_model
+from eval_helpers import classify_samples, fake_model
 from PIL import Image
 
 import corruptgen
@@ -81,3 +81,24 @@ def test_named_classes_against_models(cat_dog):
     free = evaluate(cat_dog, [fake_model()], report=False, labels="ignore")
     clean = free.results[0]["metrics"]["subsets"]["clean"]
     assert clean["labelled"] == 0 and clean["top1"] is None and clean["consistency"] == 1.0
+
+
+#: label names a build's samples record -> refused with this text (None: taken as ImageNet-1k and scored)
+NAMED = [
+    ({285: "Egyptian cat", 967: "espresso"}, None),  # ImageNet's short names
+    ({285: "Egyptian cat", 967: "n07920052"}, None),  # a wnid
+    ({285: "Egyptian cat", 967: "dog"}, "classes named by the build"),  # 967 is not a dog
+    ({285: "285", 967: "967"}, "unnamed class indices"),  # the names datasets.ClassLabel(num_classes=N) gives
+]
+
+
+@pytest.mark.parametrize(("names", "refused"), NAMED)
+def test_label_names_decide_the_build_space(make_build, photos, names, refused):
+    samples = [(k, im, {**m, "label_name": names[m["label"]]})
+               for k, im, m in classify_samples(photos, "syn2nat", "clean", names=["chelsea", "coffee"])]  # fmt: skip
+    build = make_build("syn2nat", {"clean": samples})
+    if refused is None:
+        evaluate(build, [fake_model()], report=False)
+    else:
+        with pytest.raises(CorruptgenError, match=refused):
+            evaluate(build, [fake_model()], report=False)
