@@ -85,9 +85,9 @@ def build_label_space(src: EvalSource, selected: Sequence[SubsetData]) -> LabelS
     seen: dict[int, str | None] = {}
     for _, fields in peek_samples(selected[0].files[0], PEEK, ("json", "cls")):
         meta = json.loads(fields["json"]) if fields.get("json") else {}
-        label = meta.get("label", fields["cls"].decode().strip() if fields.get("cls") else None)
-        if label is not None and int(label) >= 0:
-            seen[int(label)] = seen.get(int(label)) or meta.get("label_name")
+        label = _int(meta.get("label", fields["cls"].decode(errors="replace") if fields.get("cls") else None))
+        if label is not None and label >= 0:
+            seen[label] = seen.get(label) or meta.get("label_name")
     if not seen and not source:
         return None
     named = {i: str(n) for i, n in seen.items() if n and str(n) != str(i)}  # "3" for 3 (ClassLabel(num_classes))
@@ -98,6 +98,13 @@ def build_label_space(src: EvalSource, selected: Sequence[SubsetData]) -> LabelS
     where = source.get("spec") or src.spec
     span = f", {min(seen)}–{max(seen)} seen" if seen else ""
     return LabelSpace(f"unnamed class indices of {where}{span}")
+
+
+def _int(value: Any) -> int | None:
+    try:
+        return None if value is None or isinstance(value, bool) else int(str(value).strip())
+    except ValueError:
+        return None
 
 
 def model_label_space(model: EvalModel, outputs: int | None = None) -> LabelSpace | None:
@@ -133,6 +140,7 @@ class ModelLabels:
     class_map: Mapping | None = None  # {model class: build class}, as the user gave it
     map_source: dict[str, Any] | None = None
     table: np.ndarray | None = None  # the class map over the model's outputs: build label, -1 where not mapped
+    space: LabelSpace | None = None  # the model's, once known
     checked: bool = False
 
     @property
@@ -144,7 +152,7 @@ class ModelLabels:
         size is checked at its first batch (``outputs``)."""
         if self.checked or self.mode != "check" or self.build is None:
             return
-        space = model_label_space(self.model, outputs)
+        space = self.space = model_label_space(self.model, outputs)
         if space is None:
             return
         if self.mapped:
@@ -169,7 +177,7 @@ class ModelLabels:
 
     def describe(self) -> dict[str, Any]:
         """JSON-safe record for the results file."""
-        space = model_label_space(self.model)
+        space = self.space or model_label_space(self.model)
         return {"mode": "class map" if self.mapped else self.mode,
                 "build": None if self.build is None else self.build.description,
                 "model": None if space is None else space.description, "class_map": self.map_source}  # fmt: skip

@@ -289,7 +289,7 @@ def _predict(net: EvalModel, x: torch.Tensor, labels: np.ndarray, col: _Collecte
         col.checked = True
     if labels.size and labels.max() >= c and not mapped:
         raise CorruptgenError(f"label {int(labels.max())} is outside the {c} outputs of model {net.name}: the label "
-                              "spaces do not match (corruptgen builds carry ImageNet-1k indices)")  # fmt: skip
+                              "spaces do not match (although --labels match says they do)")  # fmt: skip
     probs = logits.softmax(1)
     p5, i5 = probs.topk(min(TOPK, c), dim=1)
     i5, p5 = i5.cpu().numpy(), p5.cpu().numpy()
