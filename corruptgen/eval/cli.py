@@ -91,7 +91,8 @@ def _cmd_eval(args) -> int:
         args.source, args.model or ["efficientnet_lite0"], subsets=args.subsets, clean=args.clean, out=out,
         device=args.device, batch_size=args.batch_size, workers=args.workers, streaming=args.streaming,
         revision=args.revision, limit=args.limit, verify=args.verify, predictions=args.predictions,
-        report=args.report, progress=args.progress, options=_options(args),
+        report=args.report, progress=args.progress, options=_options(args), labels=args.labels,
+        class_map=args.class_map,
     )  # fmt: skip
     print(run.summary())
     print(f"wrote {len(run.files)} files to {out}")
@@ -231,6 +232,13 @@ def add_commands(sub) -> dict:
     p.add_argument("--no-predictions", dest="predictions", action="store_false", help="do not save predictions")
     p.add_argument("--no-report", dest="report", action="store_false", help="no report.md / plots")
     p.add_argument("--no-progress", dest="progress", action="store_false")
+    p.add_argument("--labels", choices=("check", "match", "ignore"), default="check",
+                   help="check (default): refuse a model whose classes are not the build's label space; match: "
+                   "they are the same classes (you say so); ignore: score without labels (label-free metrics "
+                   "only)")  # fmt: skip
+    p.add_argument("--class-map", default=None, metavar="FILE",
+                   help="JSON {model class: build class} (indices or names) mapping predictions onto the build's "
+                   "classes; unmapped predictions count as wrong")  # fmt: skip
     _metric_flags(p)
 
     p = sub.add_parser("report", help="tables, rankings and plots from results files (several models)")

@@ -213,27 +213,36 @@ class Sample:
     label: int
 
 
-def _peek_fields(url: str) -> list[str]:
-    """Field names (extensions) of the first sample of a shard, read from the tar headers only."""
+def peek_samples(url: str, limit: int, want: Sequence[str] = ()) -> Iterator[tuple[str, dict[str, bytes | None]]]:
+    """The first ``limit`` samples of a shard as ``(key, {field: bytes if the field is in want, else None})``, read as
+    a stream (a remote shard is not fetched beyond them)."""
     import fsspec
 
-    fields: list[str] = []
-    first = None
+    key, fields, count = None, {}, 0
     try:
         with fsspec.open(url, "rb") as f, tarfile.open(fileobj=f, mode="r|*") as tar:
             for member in tar:
-                base = member.name.rsplit("/", 1)[-1]
-                key, _, ext = base.partition(".")
-                if first is None:
-                    first = key
-                if key != first:
-                    break
-                fields.append(ext)
+                k, _, ext = member.name.rsplit("/", 1)[-1].partition(".")
+                if key is not None and k != key:
+                    yield key, fields
+                    count, fields = count + 1, {}
+                    if count >= limit:
+                        return
+                key = k
+                data = tar.extractfile(member) if ext in want and member.isfile() else None
+                fields[ext] = None if data is None else data.read()
     except (OSError, tarfile.TarError, EOFError) as e:
         raise CorruptgenError(f"cannot read shard {url}: {type(e).__name__}: {e}") from None
-    if not fields:
+    if key is not None:
+        yield key, fields
+
+
+def _peek_fields(url: str) -> list[str]:
+    """Field names (extensions) of the first sample of a shard, read from the tar headers only."""
+    first = next(peek_samples(url, 1), None)
+    if first is None:
         raise CorruptgenError(f"shard {url} holds no samples")
-    return fields
+    return list(first[1])
 
 
 def image_fields(fields: Sequence[str]) -> list[str]:

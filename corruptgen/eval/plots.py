@@ -36,21 +36,28 @@ def _save(fig, path: str | os.PathLike) -> Path:
 
 
 def accuracy_bars(results: Sequence[Mapping[str, Any]], path: str | os.PathLike) -> Path | None:
-    """Horizontal grouped bars: top-1 per subset (rows) for each model; the clean subset first and hatched."""
+    """Top-1 per subset for each model: a corruption × severity heat map when the subsets form that grid, else
+    horizontal grouped bars (the clean subset first and hatched)."""
     fig = accuracy_bars_figure(results)
     return None if fig is None else _save(fig, path)
 
 
 #: Width (percentage points) of the outlined stub drawn for a 0 % accuracy, so the bar is visible.
 ZERO_STUB = 0.6
+#: Label of a subset a model was not run on (``n/a`` is a subset without labelled images).
+NOT_EVALUATED = "not evaluated"
 
 
 def accuracy_bars_figure(results: Sequence[Mapping[str, Any]]):
     """The figure of :func:`accuracy_bars`: a 0 % accuracy is an outlined stub labelled ``0%``, a missing one (no
-    labelled image) is labelled ``n/a``; the legend explains the hatched ``clean`` bar."""
+    labelled image) is labelled ``n/a``, a subset the model was not run on ``not evaluated``; the legend explains
+    the hatched ``clean`` bar. Subsets that are all ``<corruption>`` at a severity give :func:`accuracy_heatmap`."""
     names = list(dict.fromkeys(n for r in results for n in r["metrics"]["subsets"]))
     if not names:
         return None
+    grid = severity_grid(results)
+    if grid is not None:
+        return accuracy_heatmap(results, *grid)
     plt = _plt()
     from matplotlib.patches import Patch
 
@@ -70,7 +77,8 @@ def accuracy_bars_figure(results: Sequence[Mapping[str, Any]]):
             if v == 0:
                 bar.set(edgecolor="black", linewidth=0.8)
             if v is None or v == 0:
-                ax.text(1.2, yy, "0%" if v == 0 else "n/a", va="center", fontsize=7)
+                text = "0%" if v == 0 else ("n/a" if name in rows else NOT_EVALUATED)
+                ax.text(1.2, yy, text, va="center", fontsize=7)
     handles = [Patch(facecolor=_COLORS[j % 10], label=r["model"]["name"]) for j, r in enumerate(results)]
     if "clean" in names:
         handles.append(Patch(facecolor="white", edgecolor="0.3", hatch="//", label="clean (uncorrupted reference)"))
@@ -80,12 +88,87 @@ def accuracy_bars_figure(results: Sequence[Mapping[str, Any]]):
     ax.set_xlim(0, 100)
     ax.set_xlabel("top-1 accuracy (%)")
     ax.grid(axis="x", alpha=0.3)
-    ax.set_title(f"Top-1 accuracy per subset — {results[0]['data'].get('benchmark') or results[0]['data']['source']}")
+    ax.set_title(f"Top-1 accuracy per subset — {_where(results)}")
+    return fig
+
+
+def _where(results: Sequence[Mapping[str, Any]]) -> str:
+    return results[0]["data"].get("benchmark") or results[0]["data"]["source"]
+
+
+def _corruption(name: str, row: Mapping[str, Any]) -> str:
+    return str(row.get("corruption") or name.rsplit("_s", 1)[0]).split("/")[-1]
+
+
+def severity_grid(results: Sequence[Mapping[str, Any]]) -> tuple[list[str], list[int]] | None:
+    """(corruptions, severities) when every subset but ``clean`` is one corruption at one severity (one subset per
+    cell) and some corruption has several severities, else ``None``."""
+    cells: dict[str, set[int]] = {}
+    for r in results:
+        seen = set()
+        for name, row in r["metrics"]["subsets"].items():
+            if name == "clean":
+                continue
+            cell = (_corruption(name, row), row.get("severity"))
+            if cell[1] is None or cell in seen:
+                return None
+            seen.add(cell)
+            cells.setdefault(cell[0], set()).add(int(cell[1]))
+    if not cells or max(len(s) for s in cells.values()) < 2:
+        return None
+    return list(cells), sorted(set().union(*cells.values()))
+
+
+def accuracy_heatmap(results: Sequence[Mapping[str, Any]], corruptions: Sequence[str], severities: Sequence[int]):
+    """One corruption × severity panel of top-1 per model (value in each cell; ``n/a`` on grey: no labelled image;
+    blank: not evaluated), the clean top-1 in the panel title."""
+    plt = _plt()
+    index = {c: i for i, c in enumerate(corruptions)}
+    sev = {s: j for j, s in enumerate(severities)}
+    cols = min(3, len(results))
+    nrows = -(-len(results) // cols)
+    width, height = 0.3 + 0.55 * len(severities), 1.3 + 0.27 * len(corruptions)
+    fig, axes = plt.subplots(nrows, cols, figsize=(width * cols + 2.6, height * nrows), squeeze=False, sharey=True)
+    cmap = plt.get_cmap("viridis").copy()
+    cmap.set_bad("white")
+    image = None
+    for ax, r in zip(axes.flat, results, strict=False):
+        values = np.full((len(corruptions), len(severities)), np.nan)
+        missing = np.zeros(values.shape, dtype=bool)
+        for name, row in r["metrics"]["subsets"].items():
+            if name != "clean":
+                i, j = index[_corruption(name, row)], sev[int(row["severity"])]
+                values[i, j] = np.nan if row.get("top1") is None else 100 * row["top1"]
+                missing[i, j] = row.get("top1") is None
+        image = ax.imshow(np.ma.masked_invalid(values), cmap=cmap, vmin=0, vmax=100, aspect="auto")
+        for (i, j), v in np.ndenumerate(values):
+            if missing[i, j]:
+                ax.add_patch(plt.Rectangle((j - 0.5, i - 0.5), 1, 1, color="0.85"))
+                ax.text(j, i, "n/a", ha="center", va="center", fontsize=7)
+            elif not np.isnan(v):
+                ax.text(j, i, f"{v:.1f}", ha="center", va="center", fontsize=7, color="white" if v < 55 else "black")
+        ax.set_xticks(range(len(severities)), [str(s) for s in severities], fontsize=8)
+        ax.set_yticks(range(len(corruptions)), corruptions, fontsize=8)
+        ax.tick_params(labelleft=ax in axes[:, 0])  # corruption names once per row of panels
+        ax.set_xlabel("severity", fontsize=8)
+        clean = r["metrics"]["subsets"].get("clean", {}).get("top1")
+        ax.set_title(f"{r['model']['name']} (clean {'n/a' if clean is None else f'{100 * clean:.1f}%'})", fontsize=9)
+    for ax in axes.flat[len(results) :]:
+        ax.axis("off")
+    fig.suptitle(f"Top-1 accuracy (%) — {_where(results)}; blank: not evaluated", fontsize=10)
+    fig.colorbar(image, ax=axes.ravel().tolist(), fraction=0.04, pad=0.02, label="top-1 accuracy (%)")
     return fig
 
 
 def accuracy_vs_severity(results: Sequence[Mapping[str, Any]], path: str | os.PathLike) -> Path | None:
     """One panel per model: top-1 against severity for each corruption (severity 0 = clean)."""
+    fig = accuracy_vs_severity_figure(results)
+    return None if fig is None else _save(fig, path)
+
+
+def accuracy_vs_severity_figure(results: Sequence[Mapping[str, Any]]):
+    """The figure of :func:`accuracy_vs_severity`; a line is broken at a severity that was not evaluated (only the
+    evaluated points are drawn there)."""
     per_model = []
     for r in results:
         rows = r["metrics"]["subsets"]
@@ -109,11 +192,12 @@ def accuracy_vs_severity(results: Sequence[Mapping[str, Any]], path: str | os.Pa
     cmap = plt.get_cmap("tab10" if n_lines <= 10 else "tab20")
     for ax, (model, lines, clean) in zip(axes.flat, per_model, strict=False):
         for i, (corr, pts) in enumerate(sorted(lines.items())):
-            sev = sorted(pts)
-            xs, ys = ([0, *sev], [clean, *(pts[s] for s in sev)]) if clean is not None else (sev, [pts[s] for s in sev])
+            pts = {0: clean, **pts} if clean is not None else pts
+            xs = list(range(min(pts), max(pts) + 1))
+            ys = [np.nan if x not in pts else 100 * pts[x] for x in xs]  # NaN: a gap, not a line through it
             style = {"color": "black", "ls": "--", "marker": "s"} if corr == "defocus_disk" else {
                 "color": cmap(i % 20), "marker": "o"}  # the OpticsBench baseline stands out  # fmt: skip
-            ax.plot(xs, 100 * np.array(ys), ms=3, lw=1.2, alpha=0.9, label=corr, **style)
+            ax.plot(xs, ys, ms=3, lw=1.2, alpha=0.9, label=corr, **style)
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_title(model)
         ax.set_xlabel("severity (0 = clean)")
@@ -125,7 +209,7 @@ def accuracy_vs_severity(results: Sequence[Mapping[str, Any]], path: str | os.Pa
     fig.tight_layout()
     handles, labels = axes.flat[0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize=7, title="corruption")
-    return _save(fig, path)
+    return fig
 
 
 def vcr_curves(results: Sequence[Mapping[str, Any]], subset: str, path: str | os.PathLike) -> Path | None:

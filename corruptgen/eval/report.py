@@ -31,6 +31,7 @@ RECOMPUTED_SUFFIX = ".recomputed.json"
 PRIMARY = {
     "syn2nat": ("Syn2Nat score", ("syn2nat", "score"), True),
     "imagenet_c": ("mCE", ("imagenet_c", "mce"), False),
+    "c_reference": ("mCE", ("c_reference", "mce"), False),
     "imagenet_p": ("mFP", ("imagenet_p", "mFP"), False),
     "vcr": ("mean R̂_a", ("vcr", "_mean_R_a"), True),
     "optics": ("mean Δ to defocus", ("optics", "_mean_delta"), True),
@@ -87,11 +88,11 @@ def _get(metrics: dict[str, Any], where: tuple[str, str]) -> float | None:
 
 
 def _pct(v: float | None, digits: int = 2) -> str:
-    return "–" if v is None else f"{100 * v + 0.0:.{digits}f}"
+    return "–" if v is None else _num(100 * v, digits)
 
 
 def _num(v: float | None, digits: int = 3) -> str:
-    return "–" if v is None else f"{v:.{digits}f}"
+    return "–" if v is None else f"{round(v, digits) + 0.0:.{digits}f}"  # + 0.0: what rounds to zero is not -0.0
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
@@ -166,6 +167,10 @@ def _group(rs: list[dict[str, Any]], out: Path, options) -> tuple[list[str], lis
     tag = slug(str(bench))
     label, where, higher = PRIMARY.get(fam, PRIMARY["generic"])
     prim = [_get(r["metrics"], where) for r in rs]
+    if all(p is None for p in prim):  # e.g. no mCE without a reference: rank by mean top-1
+        label, where, higher = PRIMARY["generic"]
+        prim = [_get(r["metrics"], where) for r in rs]
+    own = where != PRIMARY["generic"][1]  # the headline gets a column unless it is the mean top-1 column
     order = sorted(range(len(rs)), key=lambda i: (prim[i] is None, -(prim[i] or 0) if higher else (prim[i] or 0)))
     rank = {i: k + 1 for k, i in enumerate(order)}
     lines = [f"## {bench} ({fam}, {len(rs)} model{'s' if len(rs) > 1 else ''})", "",
@@ -177,23 +182,21 @@ def _group(rs: list[dict[str, Any]], out: Path, options) -> tuple[list[str], lis
         r, s = rs[i], rs[i]["metrics"]["summary"]
         table.append([str(rank[i]), r["model"]["name"], _pct(s["clean_top1"]), _pct(s["mean_top1"]),
                       _pct(s["mean_residual_robustness"]), _num(s["mean_app"]), _num(s["mean_consistency"]),
-                      _pct(prim[i])])  # fmt: skip
+                      *([_pct(prim[i])] if own else [])])  # fmt: skip
         srows.append([bench, r["model"]["name"], s["clean_top1"], s["mean_top1"], s["mean_residual_robustness"],
                       s["mean_app"], s["mean_consistency"], label, prim[i], rank[i]])  # fmt: skip
     lines += ["### Summary and ranking", ""]
     lines += _table(["rank", "model", "clean top-1 %", "mean top-1 %", "mean RR (pts)", "mean APP",
-                     "mean consistency", label + " %"], table)  # fmt: skip
+                     "mean consistency", *([label + " %"] if own else [])], table)  # fmt: skip
     names = list(dict.fromkeys(n for r in rs for n in r["metrics"]["subsets"]))
     counts = {n: _labelled(rs, n) for n in names}
     labelled, images = (sum(c[i] for c in counts.values()) for i in (0, 1))
     lines += ["### Top-1 accuracy per subset (%)", "",
-              f"{labelled} of {images} images carried a label (top-1 is over labelled images only).", ""]  # fmt: skip
+              f"{labelled} of {images} images carried a label (top-1 is over labelled images only; n/a: no labelled "
+              f"image in the subset; {plots.NOT_EVALUATED}: the model was not run on it).", ""]  # fmt: skip
     lines += _table(
         ["subset", "labelled / images", *(r["model"]["name"] for r in rs)],
-        [
-            [n, f"{counts[n][0]} / {counts[n][1]}", *(_pct(r["metrics"]["subsets"].get(n, {}).get("top1")) for r in rs)]
-            for n in names
-        ],
+        [[n, f"{counts[n][0]} / {counts[n][1]}", *(_top1_cell(r, n) for r in rs)] for n in names],
     )
     lines += _family_sections(rs, fam)
     extra = multi_model(rs, options)
@@ -220,6 +223,13 @@ def _group(rs: list[dict[str, Any]], out: Path, options) -> tuple[list[str], lis
     if notes:
         lines += ["### Notes", "", *(f"- {n}" for n in notes), ""]
     return lines, files, srows
+
+
+def _top1_cell(result: dict[str, Any], name: str) -> str:
+    row = result["metrics"]["subsets"].get(name)
+    if row is None:
+        return plots.NOT_EVALUATED
+    return "n/a" if row.get("top1") is None else _pct(row["top1"])
 
 
 def _labelled(rs: list[dict[str, Any]], name: str) -> tuple[int, int]:

