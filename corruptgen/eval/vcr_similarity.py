@@ -13,8 +13,11 @@ the 101-point Δv grid they are stored on:
 * classes: the connected components of the "similar" graph, and its maximal cliques (a class whose members are all
   pairwise similar is a clique; the paper's noise and blur classes are).
 
-Inputs: the toolbox's human CSVs (as ``--human`` reads them), results files of ``corruptgen eval`` (curves and bands
-per subset), a :class:`~corruptgen.eval.predictions.Predictions` table, or ``{function: HumanData}``.
+Inputs (any mix): the toolbox's human CSVs (``transformation, vd_score, orig_pred, transf_pred, label``, as ``--human``
+reads them); toolbox-style model tables (the same columns plus ``model``, like the toolbox's eval_results.csv: one
+observer per model, consistency anchored at 1); results files of ``corruptgen eval`` (their stored curves and bands);
+a :class:`~corruptgen.eval.predictions.Predictions` table; a pandas DataFrame in the CSV layout; ``{function:
+HumanData}``.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import CorruptgenError
-from .metrics.vcr import PLOT_GRID, HumanData, VCRSettings, human_curves, human_data_from_rows, load_human_csv
+from .metrics.vcr import PLOT_GRID, HumanData, VCRSettings, human_curves, human_data_from_rows
 from .predictions import Predictions
 
 PROPERTIES = ("a", "p")
@@ -68,6 +71,8 @@ def compare_bands(a: Mapping[str, Any], b: Mapping[str, Any], grid: np.ndarray =
             raise CorruptgenError("a curve has no confidence band (computed with --vcr-band-resamples 0?): "
                                   "recompute it with `corruptgen report --recompute`")  # fmt: skip
     span = (0.0, min(data_range(a), data_range(b))) if within is None else within
+    if span[1] <= span[0]:
+        return {"compared": None, "overlap": [], "differ": [], "overlap_share": None, "similar": False}
     inside = (grid >= span[0] - TOLERANCE) & (grid <= span[1] + TOLERANCE)
     ba, bb = (c["band"] if kind == "pointwise" else c["band"]["simultaneous"] for c in (a, b))
     alo, ahi, blo, bhi = (np.asarray(v) for v in (ba["lo"], ba["hi"], bb["lo"], bb["hi"]))
@@ -155,12 +160,13 @@ def pair(result: Mapping[str, Any], a: str, b: str) -> dict[str, Any]:
 
 
 def curves_from_trials(trials: Mapping[str, HumanData], settings: VCRSettings | None = None,
-                       observer: str = "human") -> dict[str, dict[str, Any]]:  # fmt: skip
-    """Fit the accuracy and consistency curves (with bands) of each function's trials (human-CSV semantics)."""
+                       observer: str = "human", model: bool = False) -> dict[str, dict[str, Any]]:  # fmt: skip
+    """Fit the accuracy and consistency curves (with bands) of each function's trials: the accuracy curve anchored
+    at the accuracy on the originals; the consistency curve unanchored (humans) or at 1 (``model``: deterministic)."""
     s = settings or VCRSettings()
     out = {}
     for name, h in trials.items():
-        c = human_curves(h, s, f"{observer}/{name}")
+        c = human_curves(h, s, f"{observer}/{name}", consistency_anchor=1.0 if model else None)
         out[name] = {"a": c["a"], "p": c["p"]}
     return out
 
@@ -188,8 +194,12 @@ def load_inputs(inputs: Any, settings: VCRSettings | None = None) -> dict[str, d
 
     for item in items:
         if isinstance(item, (str, os.PathLike)) and str(item).lower().endswith(".csv"):
-            for fn, h in load_human_csv(item).items():
-                _add_trials(trials, Path(item).stem if fn == "*" else fn, h)
+            for model, rows in _toolbox_csv(item).items():
+                if model is None:
+                    for fn, h in human_data_from_rows(rows, where=str(item)).items():
+                        _add_trials(trials, Path(item).stem if fn == "*" else fn, h)
+                else:
+                    add(model, curves_from_trials(human_data_from_rows(rows, where=str(item)), settings, model, True))
         elif isinstance(item, (str, os.PathLike)):
             for r in collect([item]):
                 add(r["model"]["name"], curves_from_results(r))
@@ -209,6 +219,28 @@ def load_inputs(inputs: Any, settings: VCRSettings | None = None) -> dict[str, d
     if trials:
         observers = {"human": curves_from_trials(trials, settings), **observers}
     return observers
+
+
+def _toolbox_csv(path: str | os.PathLike) -> dict[str | None, list[dict[str, str]]]:
+    """Rows of a toolbox CSV by its ``model`` column (the toolbox's eval_results.csv), or all under None (humans)."""
+    import csv
+
+    try:
+        with open(path, newline="") as f:
+            reader = csv.DictReader(f)
+            rows = list(reader)
+            fields = [c.strip().lower() for c in reader.fieldnames or []]
+    except OSError as e:
+        raise CorruptgenError(f"cannot read {path}: {e.strerror or e}") from None
+    if not rows:
+        raise CorruptgenError(f"{path} holds no rows")
+    if "model" not in fields:
+        return {None: rows}
+    column = next(c for c in reader.fieldnames or [] if c.strip().lower() == "model")
+    out: dict[str | None, list[dict[str, str]]] = {}
+    for row in rows:
+        out.setdefault(row[column].strip() or "model", []).append(row)
+    return out
 
 
 def _add_trials(trials: dict[str, HumanData], name: str, h: HumanData) -> None:

@@ -273,13 +273,17 @@ def human_data_from_rows(rows: Sequence[Mapping[str, Any]], fields: Sequence[str
     return out
 
 
-def human_curves(h: HumanData, s: VCRSettings, name: str = "human") -> dict[str, Any]:
+def human_curves(
+    h: HumanData, s: VCRSettings, name: str = "human", *, consistency_anchor: float | None = None
+) -> dict[str, Any]:
     """The human accuracy curve (anchored at the accuracy on the original images, resampled with the trials in the
-    bands) and consistency curve (not anchored: the paper anchors s_p at 1 only for deterministic models)."""
+    bands) and consistency curve (not anchored: the paper anchors s_p at 1 only for deterministic models, which
+    ``consistency_anchor=1`` asks for)."""
     n = len(h.label)
     acc_clean = float((h.orig_pred == h.label).mean()) if n else None
+    p = vcr_curve(h.delta_v, h.transf_pred == h.orig_pred, consistency_anchor, s, key=f"{name}/p")
     return {"n": n, "a": vcr_curve(h.delta_v, h.transf_pred == h.label, acc_clean, s, anchor_n=n, key=f"{name}/a"),
-            "p": vcr_curve(h.delta_v, h.transf_pred == h.orig_pred, None, s, key=f"{name}/p")}  # fmt: skip
+            "p": p}  # fmt: skip
 
 
 # ---- per-model VCR metrics ------------------------------------------------------------------------------------------
