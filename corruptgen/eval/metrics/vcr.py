@@ -190,14 +190,19 @@ def vcr_curve(
     delta_v: np.ndarray,
     correct: np.ndarray,
     anchor: float | None,
-    s: VCRSettings,
+    settings: VCRSettings | None = None,
     *,
     anchor_n: int | None = None,
     key: str = "",
 ) -> dict[str, Any]:
-    """Fit one VCR curve: per-bin rates, the anchored monotone spline (``spline``: estimator and λ), R̂ (its area),
-    a 101-point sampling ``grid`` and its pointwise ``band`` (``lo``/``hi`` on the same grid; the anchor resampled
-    when it was measured on ``anchor_n`` images; ``key`` names the curve's bootstrap stream)."""
+    """Fit one VCR curve to images with visual change ``delta_v`` and outcome ``correct`` (right, or consistent),
+    anchored at Δv = 0 to ``anchor`` (None: free).
+
+    Returns ``R`` (R̂, the area), ``grid`` (the curve on 101 points of [0, 1]), ``spline`` (estimator, τ, λ and how
+    λ was chosen), ``bins`` (x, rate or None, count) and ``band``: ``lo``/``hi`` (pointwise) and ``simultaneous``
+    on the same grid, at ``settings.band_level``; the anchor is resampled when it was measured on ``anchor_n``
+    images, and ``key`` names the curve's bootstrap stream."""
+    s = settings or VCRSettings()
     x, rate, count = bin_performance(delta_v, correct, n_bins=s.bins, min_count=s.min_per_bin)
     spline, info, refit = fit_curve(x, rate, count, anchor, s)
     used = int(np.isfinite(rate).sum())
