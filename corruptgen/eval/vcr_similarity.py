@@ -159,15 +159,20 @@ def pair(result: Mapping[str, Any], a: str, b: str) -> dict[str, Any]:
 # ---- inputs ---------------------------------------------------------------------------------------------------------
 
 
-def curves_from_trials(trials: Mapping[str, HumanData], settings: VCRSettings | None = None,
-                       observer: str = "human", model: bool = False) -> dict[str, dict[str, Any]]:  # fmt: skip
+def curves_from_trials(
+    trials: Mapping[str, HumanData],
+    settings: VCRSettings | None = None,
+    observer: str = "human",
+    model: bool = False,
+    properties: Sequence[str] = PROPERTIES,
+) -> dict[str, dict[str, Any]]:
     """Fit the accuracy and consistency curves (with bands) of each function's trials: the accuracy curve anchored
     at the accuracy on the originals; the consistency curve unanchored (humans) or at 1 (``model``: deterministic)."""
     s = settings or VCRSettings()
     out = {}
     for name, h in trials.items():
-        c = human_curves(h, s, f"{observer}/{name}", consistency_anchor=1.0 if model else None)
-        out[name] = {"a": c["a"], "p": c["p"]}
+        c = human_curves(h, s, f"{observer}/{name}", consistency_anchor=1.0 if model else None, properties=properties)
+        out[name] = {p: c[p] for p in properties}
     return out
 
 
@@ -177,8 +182,10 @@ def curves_from_results(results: Mapping[str, Any]) -> dict[str, dict[str, Any]]
     return {n: {"a": e.get("curve_a"), "p": e.get("curve_p")} for n, e in subsets.items()}
 
 
-def load_inputs(inputs: Any, settings: VCRSettings | None = None) -> dict[str, dict[str, dict[str, Any]]]:
-    """Curves per observer from the accepted inputs (see the module docstring; paths may mix both kinds)."""
+def load_inputs(inputs: Any, settings: VCRSettings | None = None,
+                properties: Sequence[str] = PROPERTIES) -> dict[str, dict[str, dict[str, Any]]]:  # fmt: skip
+    """Curves per observer from the accepted inputs (see the module docstring); trials are fitted for
+    ``properties`` only."""
     from .metrics.vcr import vcr_metrics
     from .report import collect
 
@@ -199,7 +206,9 @@ def load_inputs(inputs: Any, settings: VCRSettings | None = None) -> dict[str, d
                     for fn, h in human_data_from_rows(rows, where=str(item)).items():
                         _add_trials(trials, Path(item).stem if fn == "*" else fn, h)
                 else:
-                    add(model, curves_from_trials(human_data_from_rows(rows, where=str(item)), settings, model, True))
+                    fitted = curves_from_trials(human_data_from_rows(rows, where=str(item)), settings, model, True,
+                                                properties)  # fmt: skip
+                    add(model, fitted)
         elif isinstance(item, (str, os.PathLike)):
             for r in collect([item]):
                 add(r["model"]["name"], curves_from_results(r))
@@ -217,7 +226,7 @@ def load_inputs(inputs: Any, settings: VCRSettings | None = None) -> dict[str, d
         else:
             raise CorruptgenError(f"cannot read VCR curves from {type(item).__name__}")
     if trials:
-        observers = {"human": curves_from_trials(trials, settings), **observers}
+        observers = {"human": curves_from_trials(trials, settings, properties=properties), **observers}
     return observers
 
 
@@ -268,7 +277,7 @@ def vcr_similarity(
         raise CorruptgenError(f"properties must be among {', '.join(PROPERTIES)}, got {', '.join(properties)}")
     if bands not in BAND_KINDS:
         raise CorruptgenError(f"bands must be one of {', '.join(BAND_KINDS)}, got {bands!r}")
-    observers = load_inputs(inputs, settings)
+    observers = load_inputs(inputs, settings, properties)
     if not observers:
         raise CorruptgenError("no VCR curves in the inputs")
     levels = sorted({c[p]["band"]["level"] for curves in observers.values() for c in curves.values()

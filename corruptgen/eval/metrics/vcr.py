@@ -279,16 +279,24 @@ def human_data_from_rows(rows: Sequence[Mapping[str, Any]], fields: Sequence[str
 
 
 def human_curves(
-    h: HumanData, s: VCRSettings, name: str = "human", *, consistency_anchor: float | None = None
+    h: HumanData,
+    s: VCRSettings,
+    name: str = "human",
+    *,
+    consistency_anchor: float | None = None,
+    properties: Sequence[str] = ("a", "p"),
 ) -> dict[str, Any]:
-    """The human accuracy curve (anchored at the accuracy on the original images, resampled with the trials in the
-    bands) and consistency curve (not anchored: the paper anchors s_p at 1 only for deterministic models, which
-    ``consistency_anchor=1`` asks for)."""
+    """The human accuracy curve ``a`` (anchored at the accuracy on the original images, resampled with the trials in
+    the bands) and consistency curve ``p`` (not anchored: the paper anchors s_p at 1 only for deterministic models,
+    which ``consistency_anchor=1`` asks for); only those in ``properties``."""
     n = len(h.label)
-    acc_clean = float((h.orig_pred == h.label).mean()) if n else None
-    p = vcr_curve(h.delta_v, h.transf_pred == h.orig_pred, consistency_anchor, s, key=f"{name}/p")
-    return {"n": n, "a": vcr_curve(h.delta_v, h.transf_pred == h.label, acc_clean, s, anchor_n=n, key=f"{name}/a"),
-            "p": p}  # fmt: skip
+    out: dict[str, Any] = {"n": n}
+    if "a" in properties:
+        acc_clean = float((h.orig_pred == h.label).mean()) if n else None
+        out["a"] = vcr_curve(h.delta_v, h.transf_pred == h.label, acc_clean, s, anchor_n=n, key=f"{name}/a")
+    if "p" in properties:
+        out["p"] = vcr_curve(h.delta_v, h.transf_pred == h.orig_pred, consistency_anchor, s, key=f"{name}/p")
+    return out
 
 
 # ---- per-model VCR metrics ------------------------------------------------------------------------------------------
