@@ -305,13 +305,11 @@ def _family_sections(rs: list[dict[str, Any]], fam: str) -> list[str]:
 
 def _vcr_estimator(s: dict[str, Any]) -> str:
     """How the curves were fitted (older results without these settings used the least-squares spline)."""
-    from .metrics.vcr_spline import DEFAULT_LAMBDA
-
     lam = s.get("lam")
+    rule = "λ by SIC per curve" if lam == "sic" else f"λ = {lam:g}" if isinstance(lam, (int, float)) else "λ default"
     if s.get("spline", "least-squares") == "least-squares":
-        what = f"least-squares monotone spline, λ = {1e-4 if lam is None else lam:g}"
+        what = f"least-squares monotone spline, {rule}"
     else:
-        rule = "λ by SIC per curve" if lam == "sic" else f"λ = {DEFAULT_LAMBDA if lam is None else lam:g}"
         what = f"monotone quantile spline τ = {s.get('tau', 0.5):g}, {rule}"
     bands = f"{100 * s.get('band_level', 0.83):g} % bands from {s['band_resamples']} resamples" if s.get(
         "band_resamples") else "no bands"  # fmt: skip

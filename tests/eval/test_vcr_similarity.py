@@ -12,6 +12,7 @@ import pytest
 from eval_helpers import fake_model
 
 from corruptgen.cli import main
+from corruptgen.errors import CorruptgenError
 from corruptgen.eval.metrics.vcr import VCRSettings
 from corruptgen.eval.vcr_similarity import classes, pair, runs, vcr_similarity
 
@@ -97,6 +98,8 @@ def test_a_real_build_evaluated_by_a_model(tmp_path):
     run = evaluate(tmp_path / "vcr", [fake_model()], out=tmp_path / "res", options=opts, report=False)
     curve = run.results[0]["metrics"]["vcr"]["subsets"]["gaussian_noise"]["curve_a"]
     assert curve["spline"]["method"] == "quantile" and len(curve["band"]["lo"]) == 101
+    settings = run.results[0]["metrics"]["vcr"]["settings"]  # the choice and λ are in every results file
+    assert (settings["spline"], settings["lam"], settings["band_level"]) == ("quantile", 3e-4, 0.83)
     out = tmp_path / "sim"
     assert main(["analyze", "vcr-similarity", str(tmp_path / "res"), "--out", str(out)]) == 0
     res = json.loads((out / "vcr-similarity.json").read_text())
@@ -112,5 +115,5 @@ def test_bad_inputs(tmp_path, capsys):
     assert "missing orig_pred, transf_pred" in capsys.readouterr().err
     table = write_table(tmp_path / "h.csv", {"x": late}, 50)
     assert main(["analyze", "vcr-similarity", str(table), "--range", "0.5", "--out", str(tmp_path / "o")]) == 2
-    with pytest.raises(Exception, match="properties"):
+    with pytest.raises(CorruptgenError, match="properties"):
         vcr_similarity(table, properties=("q",))

@@ -49,6 +49,7 @@ __all__ = ["GRID", "PLOT_GRID", "SIXTEEN_CLASSES", "HumanData", "LinearSpline", 
            "vcr_curve", "vcr_metrics"]  # fmt: skip
 
 GRID = np.linspace(0.0, 1.0, 1001)
+LS_LAMBDA = 1e-4  # λ of the least-squares spline
 PLOT_GRID = np.linspace(0.0, 1.0, 101)
 
 # ---- the Geirhos et al. 16 entry-level classes (Shen et al., WACV 2025, §4) ----------------------------------
@@ -161,8 +162,15 @@ class VCRSettings:
         if not 0 < self.tau < 1 or not 0 < self.band_level < 1 or self.band_resamples < 0:
             raise CorruptgenError("VCR tau and band level must lie in (0, 1), band resamples >= 0")
 
+    @property
+    def smoothing(self) -> float | str:
+        """λ as used: the given value, or the estimator's default (3e-4 quantile, 1e-4 least squares)."""
+        if self.lam is not None:
+            return self.lam
+        return DEFAULT_LAMBDA if self.spline == QUANTILE else LS_LAMBDA
+
     def to_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+        return {**self.__dict__, "lam": self.smoothing}
 
 
 def fit_curve(x: np.ndarray, rate: np.ndarray, count: np.ndarray, anchor: float | None, s: VCRSettings):
@@ -170,7 +178,7 @@ def fit_curve(x: np.ndarray, rate: np.ndarray, count: np.ndarray, anchor: float 
     ``refit(rates, anchor)`` at the same λ for bootstrap resamples)."""
     ok = np.isfinite(rate)
     if s.spline == LEAST_SQUARES:
-        lam = 1e-4 if s.lam is None else float(s.lam)
+        lam = float(s.smoothing)
 
         def refit(y: np.ndarray, a: float | None) -> MonotoneSpline:
             return fit_monotone_spline(x, y, count, anchor=a, n_segments=s.n_segments, lam=lam)
@@ -182,7 +190,7 @@ def fit_curve(x: np.ndarray, rate: np.ndarray, count: np.ndarray, anchor: float 
     if not ok.any():
         return constant_curve(anchor), {**info, "lam": None}, lambda y, a: constant_curve(a)
     lp = QuantileSplineLP(x[ok], np.sqrt(count[ok]), anchor=anchor, tau=s.tau)
-    spline = lp.fit(rate[ok], DEFAULT_LAMBDA if s.lam is None else s.lam)
+    spline = lp.fit(rate[ok], s.smoothing)
     return spline, {**info, "lam": spline.lam}, lambda y, a: lp.solve(y[ok], spline.lam, a)
 
 
