@@ -58,11 +58,12 @@ def add_vcr_similarity(asub: Any) -> None:
         help="visually similar corruption functions: do the 83 %% bands of their VCR curves overlap (VCR §4.4)?",
         description="Compares the VCR curves (accuracy s_a, consistency s_p) of several corruption functions for "
         "each observer: humans (the toolbox's human CSVs, as --human reads them) or a model (results files of "
-        "corruptgen eval). For every pair: the delta_v ranges where the 83 %% confidence bands overlap and where they "
+        "corruptgen eval, or toolbox tables with a model column). For every pair: the delta_v ranges where the 83 % "
+        "confidence bands overlap and where they "
         "differ significantly, a verdict (similar = overlap over the whole compared range for every property), and "
         "the classes that follow (Shen et al., WACV 2025, section 4.4, Fig. 8, Fig. 12, App. E.1).",
     )
-    q.add_argument("inputs", nargs="+", help="human CSV files and/or results-*.json files or directories")
+    q.add_argument("inputs", nargs="+", help="human (or model) CSV files and/or results-*.json files or directories")
     q.add_argument("--out", default="vcr-similarity", help="output directory (default vcr-similarity/)")
     q.add_argument("--property", choices=("a", "p", "both"), default="both",
                    help="accuracy (a), consistency (p) or both (default)")  # fmt: skip

@@ -54,7 +54,8 @@ def _add_coverage(sub) -> None:
     )
     p.add_argument("--bins", type=int, default=40, help="equal delta_v bins on [0, 1] (default 40)")
     p.add_argument("--min-count", type=int, default=20, help="images for a bin to count as covered (default 20)")
-    p.add_argument("--plot", default=None, help="histogram PNG path (default: <directory>/delta_v_coverage.png)")
+    p.add_argument("--plot", default=None, help="histogram PNG path (default: <directory>/delta_v_coverage.png; "
+                   "two builds: <first>/delta_v_comparison.png)")  # fmt: skip
     p.add_argument("--no-plot", action="store_true", help="do not write the histogram PNG")
     p.add_argument("--json", default=None, help="also write the table (with per-bin counts) as JSON to this path")
     p.add_argument("--device", default="cpu", help="cpu or cuda[:N] for computing missing delta_v")
