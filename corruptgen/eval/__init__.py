@@ -1,4 +1,5 @@
-"""Evaluation of models on corruptgen builds: ``corruptgen eval``, ``corruptgen report``, ``corruptgen analyze``.
+"""Evaluation of models on corruptgen builds: ``corruptgen eval``, ``corruptgen report``, ``corruptgen analyze``
+(``vcr_similarity``: visually similar VCR corruption functions).
 
 >>> from corruptgen.eval import evaluate
 >>> run = evaluate("corruptgen-out/syn2nat", ["efficientnet_lite0"], out="results/syn2nat")  # doctest: +SKIP
@@ -20,6 +21,7 @@ _WHERE = {
     "collect": ".report", "recompute": ".report", "write_report": ".report",
     "load_results": ".results",
     "EvalRun": ".runner", "evaluate": ".runner",
+    "vcr_similarity": ".vcr_similarity",
 }  # fmt: skip
 
 __all__ = sorted(_WHERE)

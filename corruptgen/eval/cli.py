@@ -9,6 +9,7 @@ from pathlib import Path
 
 from ..commands import positive_int, register_commands
 from ..errors import CorruptgenError
+from .analyze_vcr import add_vcr_flags, add_vcr_similarity, run_vcr_similarity, vcr_settings
 
 UNITS = ("percent", "fraction")  # accuracy units of the Algorithm 2 tables (metrics.syn2nat.UNITS)
 
@@ -34,11 +35,7 @@ def _metric_flags(p: argparse.ArgumentParser) -> None:
         default="argmax",
         help="VCR: 1000 → 16 classes by argmax-then-map (default) or mean category probability",
     )
-    g.add_argument("--vcr-bins", type=positive_int, default=40, help="VCR: Δv bins M (default 40)")
-    g.add_argument(
-        "--vcr-min-per-bin", type=positive_int, default=20, help="VCR: minimum images L per bin (default 20)"
-    )
-    g.add_argument("--vcr-smoothing", type=float, default=1e-4, help="VCR: spline roughness penalty λ (default 1e-4)")
+    add_vcr_flags(g)
     g.add_argument(
         "--er-beta",
         default=None,
@@ -52,7 +49,7 @@ def _metric_flags(p: argparse.ArgumentParser) -> None:
 
 def _options(args):
     from .metrics import MetricOptions
-    from .metrics.vcr import VCRSettings, load_human_csv
+    from .metrics.vcr import load_human_csv
     from .results import load_results
 
     humans = {}
@@ -74,8 +71,7 @@ def _options(args):
         except ValueError:
             raise CorruptgenError(f"--er-beta expects BETA or BETA,B, got {args.er_beta!r}") from None
         beta, intercept = parts[0], (parts[1] if len(parts) > 1 else 0.0)
-    settings = VCRSettings(bins=args.vcr_bins, min_per_bin=args.vcr_min_per_bin, lam=args.vcr_smoothing,
-                           sixteen=args.sixteen)  # fmt: skip
+    settings = vcr_settings(args, sixteen=args.sixteen)
     return MetricOptions(reference=load_results(args.reference) if args.reference else None, humans=humans or None,
                          vcr=settings, er_beta=beta, er_intercept=intercept, er_logit=args.er_logit,
                          accuracy=args.accuracy)  # fmt: skip
@@ -117,7 +113,8 @@ def _cmd_report(args) -> int:
 
 
 def _cmd_analyze(args) -> int:
-    return {"overlap": _analyze_overlap, "correlation": _analyze_correlation}[args.analysis](args)
+    handlers = {"overlap": _analyze_overlap, "correlation": _analyze_correlation, "vcr-similarity": run_vcr_similarity}
+    return handlers[args.analysis](args)
 
 
 def _analyze_overlap(args) -> int:
@@ -252,7 +249,8 @@ def add_commands(sub) -> dict:
     )
     _metric_flags(p)
 
-    p = sub.add_parser("analyze", help="overlapping scores + categories, or Algorithm 2 correlations (CSV tables)")
+    p = sub.add_parser("analyze", help="overlapping scores + categories, Algorithm 2 correlations (CSV tables), "
+                       "visually similar VCR functions")  # fmt: skip
     asub = p.add_subparsers(dest="analysis", required=True, metavar="ANALYSIS")
     q = asub.add_parser("overlap", help="overlap matrix (Laugros et al. Eq. 1) and K-means categories")
     q.add_argument("matrix", help="CSV: rows = model trained with a corruption (clean = standard), columns = test set")
@@ -281,4 +279,5 @@ def add_commands(sub) -> dict:
     q.add_argument("--count", type=positive_int, default=1000)
     q.add_argument("--seed", type=int, default=0)
     q.add_argument("--out", default=None, help="write the full result as JSON")  # fmt: skip
+    add_vcr_similarity(asub)
     return {"eval": _cmd_eval, "report": _cmd_report, "analyze": _cmd_analyze}

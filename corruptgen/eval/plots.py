@@ -257,9 +257,11 @@ def _vcr_panel(ax, j: int, model: str, e: Mapping[str, Any], prop: str) -> None:
         ax.scatter(bx, by, s=8 + 40 * bc / bc.max(), color=color, alpha=0.45, lw=0, label=f"{model} per-bin rate")
     space = " (16-class)" if h else ""
     ax.plot(x, y, color=color, lw=2, label=f"{model}{space} R̂={curve['R']:.3f}")
+    shade_band(ax, x, curve, color)
     if h:
         hy = np.array(h[f"human_curve_{prop}"]["grid"])
         ax.plot(x, hy, color="black", lw=2, ls="--", label=f"human R̂={h[f'human_R_{prop}']:.3f}")
+        shade_band(ax, x, h[f"human_curve_{prop}"], "0.4", "human ")
         ax.fill_between(
             x,
             y,
@@ -273,6 +275,14 @@ def _vcr_panel(ax, j: int, model: str, e: Mapping[str, Any], prop: str) -> None:
         )
         ax.fill_between(x, y, hy, where=y >= hy, interpolate=True, color="#2ca02c", alpha=0.3, lw=0,
                         label=f"model lead A^(m>h): MRSI={_fmt(h[f'mrsi_{prop}'])}")  # fmt: skip
+
+
+def shade_band(ax, x: np.ndarray, curve: Mapping[str, Any], color: str, who: str = "") -> None:
+    """The curve's pointwise confidence band (``curve["band"]``, 83 % by default) as a shaded region."""
+    band = curve.get("band")
+    if band:
+        ax.fill_between(x, band["lo"], band["hi"], color=color, alpha=0.18, lw=0,
+                        label=f"{who}{100 * band['level']:g} % band")  # fmt: skip
 
 
 def _fmt(v: float | None) -> str:

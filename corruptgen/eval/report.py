@@ -296,7 +296,8 @@ def _family_sections(rs: list[dict[str, Any]], fam: str) -> list[str]:
         lines += _table(["perturbation", *names], rows)
     elif fam == "vcr":
         subs = list(dict.fromkeys(s for r in rs for s in r["metrics"]["vcr"]["subsets"]))
-        lines += ["### VCR: R̂_a / R̂_p, coverage; HMRI / MRSI against humans when human data were given", ""]
+        lines += ["### VCR: R̂_a / R̂_p, coverage; HMRI / MRSI against humans when human data were given", "",
+                  _vcr_estimator(rs[0]["metrics"]["vcr"].get("settings") or {}), ""]  # fmt: skip
         rows = []
         for s in subs:
             for r in rs:
@@ -314,6 +315,19 @@ def _family_sections(rs: list[dict[str, Any]], fam: str) -> list[str]:
         lines += _table(["subset", *names], [[s, *(_pct(r["metrics"]["optics"]["delta"].get(s)) for r in rs)]
                                              for s in subs])  # fmt: skip
     return lines
+
+
+def _vcr_estimator(s: dict[str, Any]) -> str:
+    """How the curves were fitted (older results without these settings used the least-squares spline)."""
+    lam = s.get("lam")
+    rule = "λ by SIC per curve" if lam == "sic" else f"λ = {lam:g}" if isinstance(lam, (int, float)) else "λ default"
+    if s.get("spline", "least-squares") == "least-squares":
+        what = f"least-squares monotone spline, {rule}"
+    else:
+        what = f"monotone quantile spline τ = {s.get('tau', 0.5):g}, {rule}"
+    bands = f"{100 * s.get('band_level', 0.83):g} % bands from {s['band_resamples']} resamples" if s.get(
+        "band_resamples") else "no bands"  # fmt: skip
+    return f"Curves: {what}; {bands}."
 
 
 def _ce(v: dict | None) -> str:

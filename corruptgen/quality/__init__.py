@@ -12,6 +12,7 @@ _WHERE = {
     "SteerablePyramid": ".steerable",
     "steerable_pyramid": ".steerable",
     "VIFReference": ".vif",
+    "compare_builds": ".coverage_compare",
     "delta_v": ".vif",
     "to_gray": ".vif",
     "vif": ".vif",

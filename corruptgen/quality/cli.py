@@ -1,5 +1,6 @@
 """``corruptgen vif CLEAN CORRUPTED [--pixel]``: VIF and VCR's perceived change Δv of one image pair;
-``corruptgen coverage BUILD``: the per-subset Δv coverage of a build (VCR §4.1)."""
+``corruptgen coverage BUILD``: the per-subset Δv coverage of a build (VCR §4.1); ``corruptgen coverage BUILD_A
+BUILD_B``: the Δv distributions of the functions two builds share (VCR App. D, Fig. 11)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import numpy as np
 
 from ..commands import register_commands
 from ..errors import CorruptgenError
+from .coverage import MAX_COMPUTED
 
 
 @register_commands("quality")
@@ -32,14 +34,17 @@ def add_commands(sub) -> dict:
 def _add_coverage(sub) -> None:
     p = sub.add_parser(
         "coverage",
-        help="per-subset delta_v coverage of a build (40 equal bins, covered with >= 20 images) + histogram PNG",
+        help="per-subset delta_v coverage of a build (40 equal bins, covered with >= 20 images) + histogram PNG; "
+        "with two builds, their shared functions' delta_v distributions overlaid (VCR Fig. 11)",
         description="Reads every corrupted subset of a build directory and reports how its perceived change "
         "delta_v = max(0, 1 - VIF) covers [0, 1]: 40 equal bins, a bin is covered when it holds at least 20 images "
         "(VCR, Shen et al. WACV 2025, section 4.1). Samples that store delta_v (VCR builds) are read as they are; "
         "for the others (e.g. an ImageNet-C build) delta_v is computed against the clean subset's image with the "
-        "same source_key.",
+        "same source_key (at most --max-computed samples per subset). With two builds (e.g. an imagenet-c and a vcr "
+        "build) the corruptions are pooled per function and the functions both builds share are compared: each "
+        "one's N and coverage, and the two histograms as percentages of images overlaid (VCR App. D, Fig. 11).",
     )
-    p.add_argument("directory", help="build directory (the one holding data/ and manifest.json)")
+    p.add_argument("directory", nargs="+", metavar="BUILD", help="one build directory, or two to compare")
     p.add_argument("--subsets", default=None, help="comma-separated subsets (default: every corrupted subset)")
     p.add_argument(
         "--by",
@@ -49,10 +54,14 @@ def _add_coverage(sub) -> None:
     )
     p.add_argument("--bins", type=int, default=40, help="equal delta_v bins on [0, 1] (default 40)")
     p.add_argument("--min-count", type=int, default=20, help="images for a bin to count as covered (default 20)")
-    p.add_argument("--plot", default=None, help="histogram PNG path (default: <directory>/delta_v_coverage.png)")
+    p.add_argument("--plot", default=None, help="histogram PNG path (default: <directory>/delta_v_coverage.png; "
+                   "two builds: <first>/delta_v_comparison.png)")  # fmt: skip
     p.add_argument("--no-plot", action="store_true", help="do not write the histogram PNG")
     p.add_argument("--json", default=None, help="also write the table (with per-bin counts) as JSON to this path")
     p.add_argument("--device", default="cpu", help="cpu or cuda[:N] for computing missing delta_v")
+    p.add_argument("--max-computed", type=int, default=MAX_COMPUTED, metavar="N",
+                   help=f"compute delta_v for at most N evenly spaced samples per subset (default {MAX_COMPUTED}; "
+                   "0 = all); stored delta_v is always read")  # fmt: skip
 
 
 def _read(path: str, role: str) -> np.ndarray:
@@ -107,18 +116,57 @@ def _cmd_coverage(args) -> int:
 
     from .coverage import format_table, plot, scan
 
+    if len(args.directory) > 2:
+        raise CorruptgenError("coverage takes one build, or two to compare")
+    if args.max_computed < 0:
+        raise CorruptgenError("--max-computed must be >= 0")
+    at_most = args.max_computed or None
+    if len(args.directory) == 2:
+        return _compare(args, at_most)
+    args.directory = args.directory[0]
     names = None
     if args.subsets is not None:
         names = [n.strip() for n in args.subsets.split(",") if n.strip()]
         if not names:
             raise CorruptgenError("--subsets is empty")
     rows = scan(args.directory, subsets=names, by=args.by, bins=args.bins, min_count=args.min_count, device=args.device,
-                progress=lambda name: print(f"reading {name} ...", file=sys.stderr))  # fmt: skip
+                progress=lambda name: print(f"reading {name} ...", file=sys.stderr), max_computed=at_most)  # fmt: skip
     print(format_table(rows))
     if not args.no_plot:
         target = Path(args.plot) if args.plot else Path(args.directory) / "delta_v_coverage.png"
         print(f"histograms: {plot(rows, target, title=str(Path(args.directory).resolve().name))}")
     if args.json:
         Path(args.json).write_text(json.dumps([r.to_dict() for r in rows], indent=1) + "\n")
+        print(f"json: {args.json}")
+    return 0
+
+
+def _compare(args, at_most: int | None) -> int:
+    import json
+    import sys
+
+    from .coverage_compare import compare_builds, format_comparison, plot_comparison
+
+    if args.subsets is not None or args.by != "subset":
+        raise CorruptgenError("--subsets and --by apply to one build; two builds are compared per function")
+    a, b = args.directory
+
+    def progress(name: str) -> None:
+        print(f"reading {name} ...", file=sys.stderr)
+
+    labels, rows, only = compare_builds(a, b, bins=args.bins, min_count=args.min_count, max_computed=at_most,
+                                        device=args.device, progress=progress)  # fmt: skip
+    if not rows:
+        raise CorruptgenError(f"{labels[0]} and {labels[1]} share no corruption function")
+    print(format_comparison(labels, rows))
+    for label, names in only.items():
+        if names:
+            print(f"only in {label}: {', '.join(names)}")
+    if not args.no_plot:
+        target = Path(args.plot) if args.plot else Path(a) / "delta_v_comparison.png"
+        print(f"histograms: {plot_comparison(labels, rows, target)}")
+    if args.json:
+        data = {"builds": labels, "functions": [r.to_dict(labels) for r in rows], "only": only}
+        Path(args.json).write_text(json.dumps(data, indent=1) + "\n")
         print(f"json: {args.json}")
     return 0

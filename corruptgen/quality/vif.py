@@ -28,7 +28,9 @@ Accuracy (tests/quality/test_vif.py, scripts/bench_vif.py): float64 equals the p
 
 from __future__ import annotations
 
+import contextlib
 import math
+from collections.abc import Iterator
 
 import torch
 import torch.nn.functional as F
@@ -50,6 +52,20 @@ WINDOWS = tuple(2 ** math.ceil((i + 1) / 2) + 1 for i in range(len(SUBBANDS)))
 LEVEL_WINDOWS = {level: k for (level, _), k in zip(SUBBANDS, WINDOWS, strict=True)}  # {3: 3, 2: 5, 1: 9, 0: 17}
 # orientations in SUBBANDS order (3 before 0), so a level's (N, 2, H, W) tensor lists its subbands in that order
 _PYRAMID = SteerablePyramid(height=4, orientations=(3, 0))
+
+
+@contextlib.contextmanager
+def one_torch_thread() -> Iterator[None]:
+    """Run torch on one intra-op thread (reductions then do not depend on the thread count, and a loaded CPU is not
+    oversubscribed), restoring it after."""
+    before = torch.get_num_threads()
+    if before != 1:
+        torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        if before != 1:
+            torch.set_num_threads(before)
 
 
 # ----------------------------------------------------------------------------------------------------------------

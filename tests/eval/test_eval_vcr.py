@@ -120,7 +120,7 @@ def _vcr_table():
 
 def test_vcr_metrics_anchor_curves_and_humans():
     pred = _vcr_table()
-    s = vcr.VCRSettings(bins=10, min_per_bin=5, coverage_bins=10, coverage_min=20)
+    s = vcr.VCRSettings(bins=10, min_per_bin=5, coverage_bins=10, coverage_min=20, band_resamples=10)
     out = vcr.vcr_metrics(pred, settings=s)
     e = out["subsets"]["noise"]
     assert e["curve_a"]["grid"][0] == pytest.approx(0.75)  # anchored at the clean accuracy (3 of 4)

@@ -3,10 +3,13 @@ Algorithm 1).
 
 * a_v / p_v: accuracy (f(x') = y) and consistency (f(x') = f(x), x the clean image) per Δv bin; bins with fewer than
   L images are missing (Alg. 1, ``P_j = -1``).
-* :func:`fit_monotone_spline`: a monotone (non-increasing) smoothing spline, anchored at Δv = 0 to the clean
-  accuracy (accuracy curve) or to 1 (consistency curve of a deterministic model), as Appendix C asks. The public
-  toolbox instead gives empty bins accuracy 0, fits an unconstrained ``UnivariateSpline`` and takes a running
-  minimum, with no anchoring (Shen et al., WACV 2025, §3); that is a known defect and is not reproduced.
+* the curve: a monotone (non-increasing) quantile smoothing spline (Koenker, Ng & Portnoy, Biometrika 1994, the
+  paper's [25]; :mod:`.vcr_spline`) by default, or :func:`fit_monotone_spline`, a least-squares smoothing spline
+  (``VCRSettings(spline="least-squares")``); both anchored at Δv = 0 to the clean accuracy (accuracy curve) or to 1
+  (consistency curve of a deterministic model), as Appendix C asks, and both with pointwise 83 % bootstrap bands
+  (§4.4, App. E.1). The public toolbox instead gives empty bins accuracy 0, fits an unconstrained
+  ``UnivariateSpline`` and takes a running minimum, with no anchoring (Shen et al., WACV 2025, §3); that is a known
+  defect and is not reproduced.
 * R̂ = ∫₀¹ s(v) dv; HMRI = 1 − A^{h>m}/A^h and MRSI = A^{m>h}/A^m (Definitions 1–2); coverage = share of 40
   equal-width Δv bins holding ≥ 20 images (§4.1).
 
@@ -26,8 +29,27 @@ import numpy as np
 
 from ...errors import CorruptgenError
 from ..predictions import Predictions
+from .vcr_spline import (
+    DEFAULT_LAMBDA,
+    LEAST_SQUARES,
+    QUANTILE,
+    SPLINES,
+    LinearSpline,
+    MonotoneSpline,
+    QuantileSplineLP,
+    bootstrap_band,
+    constant_curve,
+    fit_monotone_spline,
+    fit_quantile_spline,
+)
+
+__all__ = ["GRID", "PLOT_GRID", "SIXTEEN_CLASSES", "HumanData", "LinearSpline", "MonotoneSpline", "VCRSettings",
+           "bin_index", "bin_performance", "compare_curves", "coverage", "fit_curve", "fit_monotone_spline",
+           "fit_quantile_spline", "human_curves", "human_data_from_rows", "load_human_csv", "map_to_16", "probs_to_16",
+           "vcr_curve", "vcr_metrics"]  # fmt: skip
 
 GRID = np.linspace(0.0, 1.0, 1001)
+LS_LAMBDA = 1e-4  # λ of the least-squares spline
 PLOT_GRID = np.linspace(0.0, 1.0, 101)
 
 # ---- the Geirhos et al. 16 entry-level classes (Shen et al., WACV 2025, §4) ----------------------------------
@@ -100,82 +122,6 @@ def coverage(delta_v: np.ndarray, *, n_bins: int = 40, min_count: int = 20) -> f
     return float((np.bincount(bin_index(v, n_bins), minlength=n_bins) >= min_count).mean())
 
 
-@dataclass(frozen=True)
-class MonotoneSpline:
-    """A clamped cubic B-spline on [0, 1] with non-increasing coefficients (hence non-increasing), values clipped to
-    [0, 1] when evaluated."""
-
-    knots: np.ndarray
-    coef: np.ndarray
-    degree: int = 3
-
-    def __call__(self, v: np.ndarray | float) -> np.ndarray:
-        from scipy.interpolate import BSpline
-
-        x = np.clip(np.asarray(v, dtype=np.float64), 0.0, 1.0)
-        return np.clip(BSpline(self.knots, self.coef, self.degree, extrapolate=False)(x), 0.0, 1.0)
-
-    def area(self) -> float:
-        """∫₀¹ s(v) dv (trapezoid on a 1,001-point grid)."""
-        return float(np.trapezoid(self(GRID), GRID))
-
-
-def fit_monotone_spline(
-    x: np.ndarray,
-    y: np.ndarray,
-    w: np.ndarray | None = None,
-    *,
-    anchor: float | None = None,
-    n_segments: int = 10,
-    degree: int = 3,
-    lam: float = 1e-4,
-) -> MonotoneSpline:
-    r"""Monotone (non-increasing) smoothing spline through points (x, y) with weights w.
-
-    Minimises :math:`\sum_j \bar w_j (y_j - s(x_j))^2 + \lambda \int_0^1 s''(v)^2 dv` (weights normalised to mean
-    1) over clamped cubic B-splines with ``n_segments`` equal knot intervals whose coefficients are non-increasing
-    (c_0 ≥ c_1 ≥ …, which makes the spline non-increasing), as bounded least squares. With ``anchor``,
-    s(0) = c_0 = anchor exactly. The penalty is zero for straight lines, which are reproduced exactly. NaN points are
-    ignored; with no point left the curve is the constant anchor (or 0).
-    """
-    from scipy.interpolate import BSpline
-    from scipy.optimize import lsq_linear
-
-    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
-    w = np.ones_like(x) if w is None else np.asarray(w, dtype=np.float64)
-    ok = np.isfinite(x) & np.isfinite(y) & (w > 0)
-    x, y, w = np.clip(x[ok], 0, 1), y[ok], w[ok]
-    knots = np.r_[np.zeros(degree), np.linspace(0, 1, n_segments + 1), np.ones(degree)]
-    k = n_segments + degree
-    if len(x) == 0:
-        return MonotoneSpline(knots, np.full(k, 0.0 if anchor is None else float(anchor)), degree)
-    basis = BSpline.design_matrix(x, knots, degree).toarray()
-    t = np.tril(-np.ones((k, k)))  # c = T @ [c0, d1, …, d_{k-1}]: c_i = c0 − Σ_{j≤i} d_j, d ≥ 0
-    t[:, 0] = 1.0
-    sw = np.sqrt(w / w.mean())
-    a_data = sw[:, None] * (basis @ t)
-    a_pen = np.sqrt(lam) * (_roughness(knots, degree) @ t)
-    if anchor is not None:  # c0 fixed: move its column to the right-hand side (the penalty of a constant is 0)
-        a = np.vstack([a_data[:, 1:], a_pen[:, 1:]])
-        b = np.r_[sw * (y - float(anchor)), np.zeros(len(a_pen))]
-        theta = np.r_[float(anchor), lsq_linear(a, b, bounds=(0.0, np.inf), method="bvls").x]
-    else:
-        a = np.vstack([a_data, a_pen])
-        b = np.r_[sw * y, np.zeros(len(a_pen))]
-        theta = lsq_linear(a, b, bounds=(np.r_[-np.inf, np.zeros(k - 1)], np.inf), method="bvls").x
-    return MonotoneSpline(knots, t @ theta, degree)
-
-
-def _roughness(knots: np.ndarray, degree: int, n: int = 400) -> np.ndarray:
-    """L with ‖L c‖² ≈ ∫₀¹ s''(v)² dv (midpoint rule on ``n`` points)."""
-    from scipy.interpolate import BSpline
-
-    k = len(knots) - degree - 1
-    v = (np.arange(n) + 0.5) / n
-    d2 = np.stack([BSpline(knots, np.eye(k)[i], degree).derivative(2)(v) for i in range(k)], axis=1)
-    return d2 / np.sqrt(n)
-
-
 def compare_curves(model: np.ndarray, human: np.ndarray, grid: np.ndarray = GRID) -> dict[str, float | None]:
     """HMRI and MRSI (Shen et al., WACV 2025, Definitions 1–2) of two curves sampled on ``grid`` (trapezoid areas)."""
     a_m, a_h = float(np.trapezoid(model, grid)), float(np.trapezoid(human, grid))
@@ -187,28 +133,101 @@ def compare_curves(model: np.ndarray, human: np.ndarray, grid: np.ndarray = GRID
 
 @dataclass(frozen=True)
 class VCRSettings:
-    """M bins and minimum L per bin (Alg. 1, M = 40), the coverage rule and the spline smoothing."""
+    """M bins and minimum L per bin (Alg. 1, M = 40), the coverage rule, the curve estimator and its bands.
+
+    ``spline``: ``"quantile"`` (default; τ = ``tau``) or ``"least-squares"``; ``lam``: its λ (None = the estimator's
+    default: :data:`~.vcr_spline.DEFAULT_LAMBDA` or 1e-4), or ``"sic"`` (quantile only); ``band_*``: the pointwise
+    bootstrap band (``band_resamples=0``: no band)."""
 
     bins: int = 40
     min_per_bin: int = 20
     coverage_bins: int = 40
     coverage_min: int = 20
     n_segments: int = 10
-    lam: float = 1e-4
+    lam: float | str | None = None
     sixteen: str = "argmax"  # how a 1000-way decision becomes a 16-class one when comparing with humans
+    spline: str = QUANTILE
+    tau: float = 0.5
+    band_level: float = 0.83
+    band_resamples: int = 100
+    band_seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.spline not in SPLINES:
+            raise CorruptgenError(f"VCR spline must be one of {', '.join(SPLINES)}, got {self.spline!r}")
+        if isinstance(self.lam, str) and (self.lam != "sic" or self.spline != QUANTILE):
+            raise CorruptgenError(
+                f"VCR smoothing must be a number (or 'sic' for the quantile spline), got {self.lam!r}"
+            )
+        if not 0 < self.tau < 1 or not 0 < self.band_level < 1 or self.band_resamples < 0:
+            raise CorruptgenError("VCR tau and band level must lie in (0, 1), band resamples >= 0")
+
+    @property
+    def smoothing(self) -> float | str:
+        """λ as used: the given value, or the estimator's default (3e-4 quantile, 1e-4 least squares)."""
+        if self.lam is not None:
+            return self.lam
+        return DEFAULT_LAMBDA if self.spline == QUANTILE else LS_LAMBDA
 
     def to_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+        return {**self.__dict__, "lam": self.smoothing}
 
 
-def vcr_curve(delta_v: np.ndarray, correct: np.ndarray, anchor: float | None, s: VCRSettings) -> dict[str, Any]:
-    """Fit one VCR curve: per-bin rates, the anchored monotone spline, R̂ (its area) and a 101-point sampling."""
+def fit_curve(x: np.ndarray, rate: np.ndarray, count: np.ndarray, anchor: float | None, s: VCRSettings):
+    """The spline of ``s.spline`` through the bin rates (NaN = missing bin): (spline, its description, and
+    ``refit(rates, anchor)`` at the same λ for bootstrap resamples)."""
+    ok = np.isfinite(rate)
+    if s.spline == LEAST_SQUARES:
+        lam = float(s.smoothing)
+
+        def refit(y: np.ndarray, a: float | None) -> MonotoneSpline:
+            return fit_monotone_spline(x, y, count, anchor=a, n_segments=s.n_segments, lam=lam)
+
+        info = {"method": LEAST_SQUARES, "lam": lam, "lam_rule": "fixed", "weights": "n_j", "n_segments": s.n_segments}
+        return refit(rate, anchor), info, refit
+    rule = s.lam if isinstance(s.lam, str) else "fixed"
+    info = {"method": QUANTILE, "tau": s.tau, "lam_rule": rule, "weights": "sqrt(n_j)"}
+    if not ok.any():
+        return constant_curve(anchor), {**info, "lam": None}, lambda y, a: constant_curve(a)
+    lp = QuantileSplineLP(x[ok], np.sqrt(count[ok]), anchor=anchor, tau=s.tau)
+    spline = lp.fit(rate[ok], s.smoothing)
+    return spline, {**info, "lam": spline.lam}, lambda y, a: lp.solve(y[ok], spline.lam, a)
+
+
+def vcr_curve(
+    delta_v: np.ndarray,
+    correct: np.ndarray,
+    anchor: float | None,
+    settings: VCRSettings | None = None,
+    *,
+    anchor_n: int | None = None,
+    key: str = "",
+) -> dict[str, Any]:
+    """Fit one VCR curve to images with visual change ``delta_v`` and outcome ``correct`` (right, or consistent),
+    anchored at Δv = 0 to ``anchor`` (None: free).
+
+    Returns ``R`` (R̂, the area), ``grid`` (the curve on 101 points of [0, 1]), ``spline`` (estimator, τ, λ and how
+    λ was chosen), ``bins`` (x, rate or None, count) and ``band``: ``lo``/``hi`` (pointwise) and ``simultaneous``
+    on the same grid, at ``settings.band_level``; the anchor is resampled when it was measured on ``anchor_n``
+    images, and ``key`` names the curve's bootstrap stream."""
+    s = settings or VCRSettings()
     x, rate, count = bin_performance(delta_v, correct, n_bins=s.bins, min_count=s.min_per_bin)
-    spline = fit_monotone_spline(x, rate, count, anchor=anchor, n_segments=s.n_segments, lam=s.lam)
+    spline, info, refit = fit_curve(x, rate, count, anchor, s)
     used = int(np.isfinite(rate).sum())
-    return {"R": spline.area(), "anchor": anchor, "bins_used": used, "grid": spline(PLOT_GRID).round(6).tolist(),
-            "bins": {"x": x.round(6).tolist(), "y": [None if not np.isfinite(v) else float(v) for v in rate],
-                     "count": count.tolist()}, "_spline": spline}  # fmt: skip
+    out = {"R": spline.area(), "anchor": anchor, "bins_used": used, "grid": spline(PLOT_GRID).round(6).tolist(),
+           "spline": info, "bins": {"x": x.round(6).tolist(), "count": count.tolist(),
+                                    "y": [None if not np.isfinite(v) else float(v) for v in rate]},
+           "band": None, "_spline": spline}  # fmt: skip
+    if s.band_resamples:
+        band = bootstrap_band(refit, rate, count, PLOT_GRID, anchor=anchor, anchor_n=anchor_n, level=s.band_level,
+                              resamples=s.band_resamples, seed=s.band_seed, key=key)  # fmt: skip
+        out["band"] = {"level": s.band_level, "lo": band.lo.round(6).tolist(), "hi": band.hi.round(6).tolist(),
+                       "simultaneous": {"lo": band.simultaneous_lo.round(6).tolist(),
+                                        "hi": band.simultaneous_hi.round(6).tolist()},
+                       "method": "bootstrap over the images of each bin (Jeffreys-smoothed)",
+                       "resamples": s.band_resamples, "seed": s.band_seed,
+                       "anchor_resampled": bool(anchor is not None and anchor_n)}  # fmt: skip
+    return out
 
 
 # ---- human data -----------------------------------------------------------------------------------------------------
@@ -236,36 +255,56 @@ def load_human_csv(path: str | os.PathLike) -> dict[str, HumanData]:
         with open(path, newline="") as f:
             reader = csv.DictReader(f)
             rows = list(reader)
-            fields = [_norm(c) for c in reader.fieldnames or []]
+            fields = list(reader.fieldnames or [])
     except OSError as e:
         raise CorruptgenError(f"cannot read human data {path}: {e.strerror or e}") from None
+    return human_data_from_rows(rows, fields, str(path))
+
+
+def human_data_from_rows(rows: Sequence[Mapping[str, Any]], fields: Sequence[str] | None = None,
+                         where: str = "human data") -> dict[str, HumanData]:  # fmt: skip
+    """:func:`load_human_csv` on rows already read (dicts with those columns, e.g. ``DataFrame.to_dict("records")``);
+    ``fields``: the column names (default: the first row's)."""
     alias = {"transformed_pred": "transf_pred"}
     need = ["vd_score", "orig_pred", "transf_pred", "label"]
-    have = {alias.get(c, c) for c in fields}
+    have = {alias.get(_norm(c), _norm(c)) for c in (fields if fields is not None else (rows[0] if rows else []))}
     missing = [c for c in need if c not in have]
     if missing:
-        raise CorruptgenError(f"{path}: human data needs columns {', '.join(need)}; missing {', '.join(missing)}")
+        raise CorruptgenError(f"{where}: human data needs columns {', '.join(need)}; missing {', '.join(missing)}")
     groups: dict[str, list[dict[str, str]]] = {}
     for row in rows:
-        row = {alias.get(_norm(k), _norm(k)): (v or "") for k, v in row.items() if k is not None}
+        row = {alias.get(_norm(k), _norm(k)): ("" if v is None else str(v)) for k, v in row.items() if k is not None}
         groups.setdefault(_norm(row.get("transformation", "")) or "*", []).append(row)
     out = {}
     for name, trials in groups.items():
         try:
             dv = np.array([float(r["vd_score"]) for r in trials])
         except ValueError as e:
-            raise CorruptgenError(f"{path}: vd_score must be a number ({e})") from None
+            raise CorruptgenError(f"{where}: vd_score must be a number ({e})") from None
         out[name] = HumanData(np.maximum(dv, 0.0), *(np.array([_norm(r[c]) for r in trials], dtype=object)
                                                        for c in ("orig_pred", "transf_pred", "label")))  # fmt: skip
     return out
 
 
-def human_curves(h: HumanData, s: VCRSettings) -> dict[str, Any]:
-    """The human accuracy curve (anchored at the accuracy on the original images) and consistency curve (not
-    anchored: the paper anchors s_p at 1 only for deterministic models)."""
-    acc_clean = float((h.orig_pred == h.label).mean()) if len(h.label) else None
-    return {"n": len(h.label), "a": vcr_curve(h.delta_v, h.transf_pred == h.label, acc_clean, s),
-            "p": vcr_curve(h.delta_v, h.transf_pred == h.orig_pred, None, s)}  # fmt: skip
+def human_curves(
+    h: HumanData,
+    s: VCRSettings,
+    name: str = "human",
+    *,
+    consistency_anchor: float | None = None,
+    properties: Sequence[str] = ("a", "p"),
+) -> dict[str, Any]:
+    """The human accuracy curve ``a`` (anchored at the accuracy on the original images, resampled with the trials in
+    the bands) and consistency curve ``p`` (not anchored: the paper anchors s_p at 1 only for deterministic models,
+    which ``consistency_anchor=1`` asks for); only those in ``properties``."""
+    n = len(h.label)
+    out: dict[str, Any] = {"n": n}
+    if "a" in properties:
+        acc_clean = float((h.orig_pred == h.label).mean()) if n else None
+        out["a"] = vcr_curve(h.delta_v, h.transf_pred == h.label, acc_clean, s, anchor_n=n, key=f"{name}/a")
+    if "p" in properties:
+        out["p"] = vcr_curve(h.delta_v, h.transf_pred == h.orig_pred, consistency_anchor, s, key=f"{name}/p")
+    return out
 
 
 # ---- per-model VCR metrics ------------------------------------------------------------------------------------------
@@ -283,11 +322,12 @@ def vcr_metrics(
     clean_rows = (pred.subset == "clean") & (pred.frame == 0)
     clean_pred = dict(zip(pred.source_key[clean_rows].tolist(), pred.top1[clean_rows].tolist(), strict=True))
     clean_labels = pred.label[clean_rows]
-    acc_clean = float((pred.top1[clean_rows] == clean_labels)[clean_labels >= 0].mean()) if (
-        clean_labels >= 0).any() else None  # fmt: skip
+    n_clean = int((clean_labels >= 0).sum())
+    acc_clean = float((pred.top1[clean_rows] == clean_labels)[clean_labels >= 0].mean()) if n_clean else None
     use16 = humans is not None and pred.pred16 is not None
     col16 = pred.pred16_prob if s.sixteen == "probability" else pred.pred16
     out: dict[str, Any] = {"settings": s.to_dict(), "subsets": {}, "notes": []}
+    fitted: dict[str, dict[str, Any]] = {}  # human curves by key of ``humans``: fitted once per call
     for name in pred.names():
         rows = pred.mask(name) & np.isfinite(pred.delta_v)
         if name == "clean" or not rows.any():
@@ -298,15 +338,18 @@ def vcr_metrics(
         cov = coverage(dv, n_bins=s.coverage_bins, min_count=s.coverage_min)
         entry: dict[str, Any] = {"n": int(rows.sum()), "delta_v_hist": hist.tolist(), "coverage": cov}
         labelled = labels >= 0
-        a = vcr_curve(dv[labelled], top1[labelled] == labels[labelled], acc_clean, s) if labelled.any() else None
+        a = vcr_curve(dv[labelled], top1[labelled] == labels[labelled], acc_clean, s, anchor_n=n_clean,
+                      key=f"{name}/a") if labelled.any() else None  # fmt: skip
         has_ref = ref != -2
-        p = vcr_curve(dv[has_ref], top1[has_ref] == ref[has_ref], 1.0, s) if has_ref.any() else None
+        p = vcr_curve(dv[has_ref], top1[has_ref] == ref[has_ref], 1.0, s, key=f"{name}/p") if has_ref.any() else None
         entry.update({"R_a": a and a["R"], "R_p": p and p["R"], "curve_a": a and _public(a),
                       "curve_p": p and _public(p)})  # fmt: skip
-        human = (humans or {}).get(name) or (humans or {}).get(str(pred.subsets.get(name, {}).get("corruption"))) or (
-            humans or {}).get("*")  # fmt: skip
-        if human is not None and use16:
-            entry["human"] = _human_comparison(pred, rows, col16, human, s)
+        corruption = str(pred.subsets.get(name, {}).get("corruption"))
+        hkey = next((k for k in (name, corruption, "*") if k in (humans or {})), None)
+        if hkey is not None and use16:
+            if hkey not in fitted:
+                fitted[hkey] = human_curves(humans[hkey], s, f"human/{hkey}")
+            entry["human"] = _human_comparison(pred, rows, col16, fitted[hkey], s, name)
         out["subsets"][name] = entry
     if acc_clean is None:
         out["notes"].append("no labelled clean images: accuracy curves are not anchored")
@@ -317,8 +360,10 @@ def vcr_metrics(
     return out
 
 
-def _human_comparison(pred: Predictions, rows: np.ndarray, col16: np.ndarray, h: HumanData, s: VCRSettings):
-    """Model curves in the 16-class space (images whose label is one of the 207 classes) against the human ones."""
+def _human_comparison(pred: Predictions, rows: np.ndarray, col16: np.ndarray, hc: dict[str, Any], s: VCRSettings,
+                      name: str) -> dict[str, Any]:  # fmt: skip
+    """Model curves in the 16-class space (images whose label is one of the 207 classes) against the human ones
+    (``hc``: :func:`human_curves`)."""
     label16 = map_to_16(pred.label[rows])
     dec = col16[rows]
     clean = (pred.subset == "clean") & (pred.frame == 0)
@@ -329,9 +374,9 @@ def _human_comparison(pred: Predictions, rows: np.ndarray, col16: np.ndarray, h:
     keep = np.array([v is not None for v in label16])
     ref = np.array([clean16.get(k, "\0") for k in pred.source_key[rows].tolist()], dtype=object)
     has_ref = ref != "\0"
-    m_a = vcr_curve(pred.delta_v[rows][keep], dec[keep] == label16[keep], anchor, s)
-    m_p = vcr_curve(pred.delta_v[rows][has_ref], dec[has_ref] == ref[has_ref], 1.0, s)
-    hc = human_curves(h, s)
+    m_a = vcr_curve(pred.delta_v[rows][keep], dec[keep] == label16[keep], anchor, s, anchor_n=int(in16.sum()),
+                    key=f"{name}/16/a")  # fmt: skip
+    m_p = vcr_curve(pred.delta_v[rows][has_ref], dec[has_ref] == ref[has_ref], 1.0, s, key=f"{name}/16/p")
     ca = compare_curves(m_a["_spline"](GRID), hc["a"]["_spline"](GRID))
     cp = compare_curves(m_p["_spline"](GRID), hc["p"]["_spline"](GRID))
     return {"n_human": hc["n"], "n_model_16": int(keep.sum()), "label_space": f"16-class ({s.sixteen})",

@@ -26,11 +26,9 @@ Every Δv is measured on the candidate after the same encode → decode as the b
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import io
 from collections import OrderedDict
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -40,6 +38,7 @@ from scipy.interpolate import PchipInterpolator
 
 from ...io.codec import encode_image
 from ...quality.vif import VIFReference, vif
+from ...quality.vif import one_torch_thread as one_torch_thread  # re-exported: the family's callers use it
 from .domains import Domain
 
 #: Revision of the search algorithm, part of every uniform-mode VCR plan (a build resumed by another revision would
@@ -57,19 +56,6 @@ TOL = 0.004
 ROUNDS = 16
 #: Rounds in a row whose bracket did not halve before a bisection step (interpolation alone can creep along a kink).
 STALLS = 3
-
-
-@contextlib.contextmanager
-def one_torch_thread() -> Iterator[None]:
-    """Run torch on one intra-op thread (reductions then do not depend on the thread count), restoring it after."""
-    before = torch.get_num_threads()
-    if before != 1:
-        torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        if before != 1:
-            torch.set_num_threads(before)
 
 
 def stored(image: np.ndarray, image_format: str = "jpg", quality: int = 85) -> np.ndarray:
