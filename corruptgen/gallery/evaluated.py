@@ -48,11 +48,15 @@ class Evaluation:
         wanted = [w for w in wanted if w[0] in self.top1]
         if pred is None or not wanted:
             return {}
-        joined = np.char.add(np.char.add(pred.subset.astype(str), "\0"), pred.key.astype(str))
-        rows = np.flatnonzero(np.isin(joined, [f"{s}\0{k}" for s, k in wanted]))
+        pairs = set(wanted)
+        near = np.isin(pred.subset.astype(str), [s for s, _ in pairs]) & np.isin(
+            pred.key.astype(str), [k for _, k in pairs]
+        )
         found: dict[tuple[str, str], list[int]] = {}
-        for r in rows:
-            found.setdefault((str(pred.subset[r]), str(pred.key[r])), []).append(int(r))
+        for r in np.flatnonzero(near):
+            pair = (str(pred.subset[r]), str(pred.key[r]))
+            if pair in pairs:
+                found.setdefault(pair, []).append(int(r))
         out = {}
         for pair, idx in found.items():
             idx = sorted(idx, key=lambda r: int(pred.frame[r]))

@@ -73,3 +73,15 @@ def parse_page(site: Path) -> Tags:
 
 def thumbs(tags: Tags) -> list[dict[str, str | None]]:
     return [a for tag, a in tags.tags if tag == "a" and "thumb" in (a.get("class") or "").split()]
+
+
+def cell_accuracies(tags: Tags) -> dict[str, list[str | None]]:
+    """``{a cell's data-subsets: [data-top1 of each model shown in it]}`` (cells of several rows share clean)."""
+    out: dict[str, list[str | None]] = {}
+    cell = None
+    for tag, a in tags.tags:
+        if tag == "td":
+            cell = a.get("data-subsets")
+        elif tag == "div" and a.get("class") == "acc" and cell is not None:
+            out.setdefault(cell, []).append(a.get("data-top1"))
+    return out

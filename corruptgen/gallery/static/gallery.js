@@ -95,7 +95,7 @@
     }
   }
 
-  setGain(4);
+  setGain(1);
   gainButton.addEventListener("click", function () { setGain(gains[(gains.indexOf(gain) + 1) % gains.length]); });
   close.addEventListener("click", hide);
   viewer.addEventListener("click", function (e) { if (e.target === viewer) hide(); });
