@@ -12,7 +12,7 @@ from .api import build, make_plan
 from .engine import BuildResult, render
 from .errors import CorruptgenError
 from .family import get_benchmark, list_benchmarks
-from .gallery import gallery  # the function (corruptgen.gallery the package is imported as a module path)
+from .gallery import gallery  # the function; its package corruptgen.gallery loads the rest on first use
 from .hub import load, torch_loader
 from .manifest import load_manifest, verify
 from .options import RayOptions, RunOptions

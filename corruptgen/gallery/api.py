@@ -1,4 +1,4 @@
-"""``corruptgen.gallery(build, out=...)``: a static site of a build's samples, its facts and, for evaluated
+"""What ``corruptgen.gallery(build, out=...)`` does: a static site of a build's samples, its facts and, for evaluated
 builds, a model's accuracy and per-sample marks (``corruptgen gallery BUILD``)."""
 
 from __future__ import annotations
@@ -13,14 +13,16 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import CorruptgenError
+from ..eval.results import json_safe
 from ..io.storage import is_url, local_path
+from ..quality.coverage import bin_counts
 from ..reader import Build
-from .assets import AssetStore, write_atomic
+from .assets import Asset, AssetStore, write_atomic
 from .evaluated import Evaluation, load_evaluations
 from .facts import build_facts, category_names, title_of
-from .layout import CLEAN, DV_COLUMNS, dv_column, dv_index, plan_rows, subset_info, table_columns
+from .layout import CLEAN, DV_COLUMNS, Column, Row, dv_column, dv_index, plan_rows, subset_info, table_columns
 from .page import Cell, GridRow, Thumb, render_page
-from .picking import CleanTwins, Seen, ShardScan, pick_binned, pick_subset, preferred_keys, read_picks
+from .picking import CleanTwins, Seen, ShardScan, pick_binned, pick_subset, preferred_keys, read_picks, sample_json
 
 MARKER = "gallery.json"
 STATIC = ("gallery.css", "gallery.js")
@@ -72,18 +74,15 @@ def _out_dir(build: Build, out: str | os.PathLike | None) -> Path:
     return folder
 
 
-def gallery(
+def write_gallery(
     build: str | os.PathLike,
-    out: str | os.PathLike | None = None,
-    *,
-    per_subset: int = 3,
-    results: Sequence[str | os.PathLike] = (),
-    verify: bool = True,
-    progress: bool = False,
+    out: str | os.PathLike | None,
+    per_subset: int,
+    results: Sequence[str | os.PathLike],
+    verify: bool,
+    progress: bool,
 ) -> GalleryResult:
-    """Write the gallery of ``build`` (a local folder, an fsspec URL or a Hub id) to ``out`` (default
-    :func:`default_out`): ``per_subset`` thumbnails per cell; ``results`` are ``corruptgen eval`` results files of
-    this build; ``verify`` re-hashes every shard for the facts (off: the facts say it was not checked)."""
+    """:func:`corruptgen.gallery.gallery`'s work (its arguments, checked here)."""
     if per_subset < 1:
         raise CorruptgenError(f"--per-subset must be at least 1, got {per_subset}")
     b = Build.open(build)
@@ -96,50 +95,19 @@ def gallery(
     rows = plan_rows(infos, category_names(b.benchmark))
     clean = CLEAN if CLEAN in names else None
     columns = table_columns(rows, clean is not None)
-    col_index = {c.id: i for i, c in enumerate(columns)}
-    preferred, near = preferred_keys(scan, clean or (names[0] if names else None), per_subset)
     twins = CleanTwins(scan, clean)
-    grid: list[GridRow] = []
-    placed: list[tuple[int, str, int, Seen]] = []  # (row, column id, slot, sample)
-    for r, row in enumerate(rows):
-        if progress:
-            print(f"gallery: {row.name}", file=sys.stderr)
-        cells: dict[str, Cell] = {}
-        hist = None
-        if row.binned:
-            seen = [s for sub in row.subsets for s in scan.every(sub)]
-            picked = pick_binned(seen, preferred, per_subset, dv_index)
-            for k in range(DV_COLUMNS):
-                cells[dv_column(k).id] = Cell(dv_column(k), list(row.subsets))
-                placed += [(r, dv_column(k).id, i, s) for i, s in enumerate(picked.get(k, []))]
-            from ..quality.coverage import bin_counts
-
-            hist = bin_counts([s.delta_v for s in seen if s.delta_v is not None]).tolist()
-        else:
-            for sub in row.subsets:
-                column = row.column_of[sub]
-                cells[column.id] = Cell(column, [sub])
-                placed += [
-                    (r, column.id, i, s) for i, s in enumerate(pick_subset(scan, sub, preferred, near, per_subset))
-                ]
-        if clean is not None:
-            cells[CLEAN] = Cell(columns[0], [CLEAN])
-            firsts: dict[str, Seen] = {}
-            for rr, _, _, s in placed:
-                if rr == r:
-                    firsts.setdefault(s.source_key, s)
-            found = [t for t in (twins.get(s) for s in list(firsts.values())[:per_subset]) if t is not None]
-            placed += [(r, CLEAN, i, s) for i, s in enumerate(found)]
-        grid.append(GridRow(row.name, list(row.subsets), cells, hist))
+    grid, placed = _place(scan, rows, columns, twins, per_subset, progress)
     store = AssetStore(folder)
-    thumbs = _thumbs(b, placed, twins, store, col_index, evaluations[0] if evaluations else None)
+    notes = scan.notes
+    thumbs = _thumbs(b, placed, twins, store, columns, evaluations, notes)
     for t in thumbs:
         grid[t.row].cells[columns[t.col].id].thumbs.append(t)
     _accuracies(grid, evaluations)
-    facts, notes, verify_text = build_facts(b, verify, per_subset, len(thumbs), evaluations)
-    title = f"corruptgen gallery: {title_of(b)}"
+    facts, fact_notes, verify_text = build_facts(b, verify, per_subset, len(thumbs), evaluations)
+    notes = fact_notes + notes
     skipped = b.manifest.get("skipped") or []
-    html = render_page(title, facts, notes, skipped, columns, grid, thumbs, [e.model for e in evaluations])
+    html = render_page(f"corruptgen gallery: {title_of(b)}", facts, notes, skipped, columns, grid, thumbs,
+                       [e.model for e in evaluations])  # fmt: skip
     for name in STATIC:
         write_atomic(folder / name, resources.files(__package__).joinpath("static", name).read_bytes())
     write_atomic(folder / "index.html", html.encode("utf-8"))
@@ -155,18 +123,61 @@ def gallery(
     return GalleryResult(folder, len(grid), len(columns), len(thumbs), store.written, store.reused, verify_text, notes)
 
 
-def _thumbs(
-    b: Build, placed, twins: CleanTwins, store: AssetStore, col_index: dict[str, int], evaluation: Evaluation | None
-) -> list[Thumb]:
-    pairs = {id(s): twins.get(s) for _, _, _, s in placed}
-    data = read_picks(b, [s for _, _, _, s in placed] + [t for t in pairs.values() if t is not None])
-    marks = evaluation.marks({(s.subset, s.key) for _, _, _, s in placed}) if evaluation else {}
-    assets: dict[tuple[str, str], Any] = {}
+Placed = tuple[int, str, int, Seen]  # (row, column id, slot, sample)
 
-    def asset(s: Seen):
+
+def _place(scan: ShardScan, rows: list[Row], columns: list[Column], twins: CleanTwins, per_subset: int,
+           progress: bool) -> tuple[list[GridRow], list[Placed]]:  # fmt: skip
+    """The grid's rows and cells, and which sample goes where (the clean column: the row's photos, clean)."""
+    clean = twins.clean
+    first = next((n for n in scan.build.subset_names() if scan.build.shards(n)), None)
+    preferred, near = preferred_keys(scan, clean or first, per_subset)
+    grid: list[GridRow] = []
+    placed: list[Placed] = []
+    for r, row in enumerate(rows):
+        if progress:
+            print(f"gallery: {row.name}", file=sys.stderr)
+        cells: dict[str, Cell] = {}
+        hist = None
+        if row.binned:
+            seen = [s for sub in row.subsets for s in scan.every(sub)]
+            picked = pick_binned(seen, preferred, per_subset, dv_index)
+            for k in range(DV_COLUMNS):
+                cells[dv_column(k).id] = Cell(dv_column(k), list(row.subsets), binned=True)
+                placed += [(r, dv_column(k).id, i, s) for i, s in enumerate(picked.get(k, []))]
+            hist = bin_counts([s.delta_v for s in seen if s.delta_v is not None]).tolist()
+        else:
+            for sub in row.subsets:
+                column = row.column_of[sub]
+                cells[column.id] = Cell(column, [sub])
+                chosen = pick_subset(scan, sub, preferred, near, per_subset)
+                placed += [(r, column.id, i, s) for i, s in enumerate(chosen)]
+        if clean is not None:
+            cells[CLEAN] = Cell(columns[0], [CLEAN])
+            firsts: dict[str, Seen] = {}
+            for s in (s for rr, _, _, s in placed if rr == r):
+                firsts.setdefault(s.source_key, s)
+            found = [t for t in (twins.get(s) for s in list(firsts.values())[:per_subset]) if t is not None]
+            placed += [(r, CLEAN, i, s) for i, s in enumerate(found)]
+        grid.append(GridRow(row.name, list(row.subsets), cells, hist))
+    return grid, placed
+
+
+def _thumbs(b: Build, placed: list[Placed], twins: CleanTwins, store: AssetStore, columns: list[Column],
+            evaluations: list[Evaluation], notes: list[str]) -> list[Thumb]:  # fmt: skip
+    """Each placed sample's files (written once), json, clean twin and mark (the first results file's)."""
+    pairs = {id(s): twins.get(s) for _, _, _, s in placed}
+    data = read_picks(b, [s for _, _, _, s in placed] + [t for t in pairs.values() if t is not None], notes)
+    marks = evaluations[0].marks({(s.subset, s.key) for _, _, _, s in placed}) if evaluations else {}
+    col_index = {c.id: i for i, c in enumerate(columns)}
+    assets: dict[tuple[str, str | None], Asset | None] = {}
+
+    def asset(s: Seen) -> Asset | None:
         if (s.shard, s.image) not in assets:
-            raw = data.get((s.shard, s.image))
-            assets[(s.shard, s.image)] = None if raw is None else store.add(raw, s.image)
+            raw = data.get((s.shard, s.image or ""))
+            assets[(s.shard, s.image)] = found = None if raw is None else store.add(raw, s.image or "")
+            if found is None and raw is not None:
+                notes.append(f"{s.subset}/{s.key}: the image does not decode, not shown")
         return assets[(s.shard, s.image)]
 
     out = []
@@ -176,35 +187,15 @@ def _thumbs(
             continue
         twin = pairs.get(id(s))
         twin_asset = asset(twin) if twin is not None else None
-        raw = data.get((s.shard, f"{s.key}.json"))
-        meta = _json_safe(json.loads(raw)) if raw else {}
         mark = marks.get((s.subset, s.key))
-        out.append(
-            Thumb(
-                len(out),
-                s.subset,
-                s.key,
-                s.source_key,
-                r,
-                col_index[col],
-                slot,
-                a.sha256,
-                a.image,
-                a.thumb,
-                twin_asset.image if twin_asset else None,
-                meta,
-                s.delta_v,
-                mark.correct if mark else None,
-                (mark.predicted_name or str(mark.predicted)) if mark else None,
-            )
-        )
+        out.append(Thumb(
+            id=len(out), subset=s.subset, key=s.key, source_key=s.source_key, row=r, col=col_index[col], slot=slot,
+            sha256=a.sha256, image=a.image, thumb=a.thumb, clean=twin_asset.image if twin_asset else None,
+            meta=json_safe(sample_json(data.get((s.shard, f"{s.key}.json")))), shard=s.shard, member=s.image or "",
+            delta_v=s.delta_v, correct=mark.correct if mark else None,
+            predicted=(mark.predicted_name or str(mark.predicted)) if mark else None,
+        ))  # fmt: skip
     return out
-
-
-def _json_safe(meta: Any) -> Any:
-    from ..eval.results import json_safe
-
-    return json_safe(meta)
 
 
 def _accuracies(grid: list[GridRow], evaluations: list[Evaluation]) -> None:
@@ -212,8 +203,8 @@ def _accuracies(grid: list[GridRow], evaluations: list[Evaluation]) -> None:
         for cell in row.cells.values():
             for ev in evaluations:
                 values = [ev.top1[s] for s in cell.subsets if s in ev.top1]
-                if cell.column.id.startswith("dv-"):
-                    values = [ev.binned_top1(cell.subsets, int(cell.column.id[3:]))]
+                if cell.binned and values:
+                    values = [ev.binned_top1(cell.subsets, cell.column.order[1])]
                 if values:
                     cell.accuracy.append((ev.model, values[0] if len(values) == 1 else None))
 
@@ -227,6 +218,8 @@ def _record(t: Thumb, columns) -> dict[str, Any]:
         "column": columns[t.col].id,
         "slot": t.slot,
         "sha256": t.sha256,
+        "shard": t.shard,
+        "member": t.member,
         "image": t.image,
         "thumb": t.thumb,
         "clean": t.clean,

@@ -43,7 +43,7 @@ def add_commands(sub) -> dict:
 def _cmd_gallery(args) -> int:
     import sys
 
-    from .api import gallery
+    from . import gallery
 
     result = gallery(
         args.build,

@@ -44,8 +44,9 @@ def verify_status(build: Build, verify: bool) -> tuple[str, str]:
 
     try:
         report = verify_build(build.location)
-    except CorruptgenError as e:
-        return "not-checked", f"not verified: {e}"
+    except Exception as e:  # a Hub repo or store the check cannot list, missing credentials: say so, go on
+        first = str(e).splitlines()[0] if str(e) else ""
+        return "not-checked", f"not verified: {type(e).__name__}: {first}" if first else "not verified"
     return ("ok" if report.ok else "failed"), report.summary()
 
 

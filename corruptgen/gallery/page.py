@@ -20,6 +20,7 @@ from typing import Any
 from ..quality.coverage import MIN_COUNT
 from .layout import Column
 
+SKIPPED_ROWS = 1000  # skipped inputs listed in the page (gallery.json lists every one)
 CSP = (
     "default-src 'none'; img-src 'self' file:; style-src 'self' file:; script-src 'self' file:; "
     "connect-src 'none'; form-action 'none'; base-uri 'none'"
@@ -42,6 +43,8 @@ class Thumb:
     thumb: str
     clean: str | None
     meta: dict[str, Any]
+    shard: str = ""
+    member: str = ""
     delta_v: float | None = None
     correct: bool | None = None
     predicted: str | None = None
@@ -53,6 +56,7 @@ class Cell:
     subsets: list[str]
     thumbs: list[Thumb] = field(default_factory=list)
     accuracy: list[tuple[str, float | None]] = field(default_factory=list)
+    binned: bool = False
 
 
 @dataclass
@@ -146,12 +150,15 @@ def _facts(facts: Sequence[tuple[str, str, Any, str]], notes: Sequence[str], ski
     if notes:
         out.append('<ul id="notes">' + "".join(f"<li>{text(n)}</li>" for n in notes) + "</ul>")
     if skipped:
+        more = len(skipped) - SKIPPED_ROWS
         body = "".join(
             f"<tr data-key={attr(s.get('key'))} data-subset={attr(s.get('subset'))} "
             f"data-reason={attr(s.get('reason'))}><td>{text(s.get('key'))}</td>"
             f"<td>{text(s.get('subset') or 'every subset')}</td><td>{text(s.get('reason'))}</td></tr>"
-            for s in skipped
+            for s in skipped[:SKIPPED_ROWS]
         )
+        if more > 0:
+            body += f'<tr><td colspan="3">… and {more} more (every one is in gallery.json)</td></tr>'
         out.append(
             f'<details id="skipped-inputs" open><summary>Skipped inputs ({len(skipped)})</summary>'
             f'<table id="skipped"><thead><tr><th>key</th><th>subset</th><th>reason</th></tr></thead>'
@@ -167,10 +174,11 @@ def _grid(columns: Sequence[Column], rows: Sequence[GridRow]) -> str:
     for r, row in enumerate(rows):
         hist = _histogram(row.histogram) if row.histogram is not None else ""
         cells = "".join(_cell(row.cells.get(c.id)) for c in columns)
+        subsets = "" if row.subsets == [row.name] else f'<span class="subsets">{text(", ".join(row.subsets))}</span>'
         body.append(
             f'<tr class="row" id={attr(f"row-{r}")} data-row={attr(row.name)} data-index="{r}">'
             f'<th scope="row"><span class="name">{text(row.name)}</span>'
-            f'<span class="subsets">{text(", ".join(row.subsets))}</span>{hist}</th>{cells}</tr>'
+            f"{subsets}{hist}</th>{cells}</tr>"
         )
     return (
         f'<section id="grid"><h2>Samples</h2><table id="grid-table"><thead><tr><th scope="col">corruption</th>'
@@ -202,13 +210,23 @@ def _thumb(t: Thumb, column: Column) -> str:
     if t.correct is not None:
         extra += f" data-correct={attr('true' if t.correct else 'false')}"
         mark = f'<span class="mark">{"✓" if t.correct else "✗"}</span>'
-    label = t.meta.get("label_name")
-    title = " · ".join(str(x) for x in (t.subset, t.key, label, t.predicted and f"predicted {t.predicted}") if x)
+    params = t.meta.get("params") if isinstance(t.meta.get("params"), dict) else {}
+    drawn = params.get("severity") if severity is None else None
+    facts = (
+        t.subset,
+        t.key,
+        t.meta.get("label_name"),
+        t.predicted and f"predicted {t.predicted}",
+        t.delta_v is not None and f"Δv {t.delta_v:.3f}",
+        isinstance(drawn, (int, float)) and f"severity {drawn:.3g}",
+    )
+    title = " · ".join(str(x) for x in facts if x)
     return (
         f'<a class="thumb" href={attr(t.image)} data-id="{t.id}" data-row="{t.row}" data-col="{t.col}" '
         f'data-slot="{t.slot}" data-subset={attr(t.subset)} data-key={attr(t.key)} '
         f"data-source-key={attr(t.source_key)} data-column={attr(column.id)} "
-        f"data-severity={attr('' if severity is None else severity)} data-sha256={attr(t.sha256)}{extra} "
+        f"data-severity={attr('' if severity is None else severity)} data-sha256={attr(t.sha256)} "
+        f"data-shard={attr(t.shard)} data-member={attr(t.member)}{extra} "
         f"title={attr(title)}><img src={attr(t.thumb)} alt={attr(f'{t.subset} {t.key}')}>{mark}</a>"
     )
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+import tarfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -51,6 +52,15 @@ def _image_member(key: str, fields: Iterable[str]) -> str | None:
     return f"{key}.{images[-1]}" if images else None
 
 
+def sample_json(raw: bytes | None) -> dict[str, Any]:
+    """A sample's json (``{}`` when it is missing or not a JSON object)."""
+    try:
+        meta = json.loads(raw) if raw else {}
+    except ValueError:
+        return {}
+    return meta if isinstance(meta, dict) else {}
+
+
 def _basename(rel: str) -> str:
     return rel.rsplit("/", 1)[-1]
 
@@ -62,26 +72,22 @@ class ShardScan:
         self.build = build
         self.done: dict[str, list[Seen]] = {}
         self.first: dict[str, dict[str, Any]] = {}
+        self.notes: list[str] = []
 
     def shard(self, subset: str, rel: str) -> list[Seen]:
+        """The samples of one shard (an unreadable shard: none, and a note saying why)."""
         if rel not in self.done:
             seen = []
-            for key, fields in iter_samples(self.build.shard_ref(rel), _wanted):
-                meta = json.loads(fields["json"]) if fields.get("json") else {}
-                repeat = meta.get("repeat") if isinstance(meta.get("repeat"), int) else 0
-                seen.append(
-                    Seen(
-                        subset,
-                        key,
-                        str(meta.get("source_key", key)),
-                        rel,
-                        _image_member(key, fields),
-                        repeat,
-                        stored_delta_v(meta),
-                    )
-                )
-                if subset not in self.first:
-                    self.first[subset] = meta
+            try:
+                for key, fields in iter_samples(self.build.shard_ref(rel), _wanted):
+                    meta = sample_json(fields.get("json"))
+                    repeat = meta.get("repeat") if isinstance(meta.get("repeat"), int) else 0
+                    source_key = str(meta.get("source_key", key))
+                    seen.append(Seen(subset, key, source_key, rel, _image_member(key, fields), repeat,
+                                     stored_delta_v(meta)))  # fmt: skip
+                    self.first.setdefault(subset, meta)
+            except (OSError, tarfile.TarError, UnicodeDecodeError) as e:
+                self.notes.append(f"{rel}: unreadable ({type(e).__name__}: {e}), its samples are not shown")
             self.done[rel] = seen
         return self.done[rel]
 
@@ -163,13 +169,17 @@ class CleanTwins:
         return self.by_key.get(sample.source_key)
 
 
-def read_picks(build: Build, picks: Iterable[Seen]) -> dict[tuple[str, str], bytes]:
+def read_picks(build: Build, picks: Iterable[Seen], notes: list[str]) -> dict[tuple[str, str], bytes]:
     """``{(shard, member): bytes}`` of the picks' json and image members, one pass per shard."""
     by_shard: dict[str, set[str]] = {}
     for s in picks:
         by_shard.setdefault(s.shard, set()).update(s.members)
     out = {}
     for rel, names in sorted(by_shard.items()):
-        for name, data in read_members(build.shard_ref(rel), names).items():
-            out[(rel, name)] = data
+        try:
+            found = read_members(build.shard_ref(rel), names)
+        except (OSError, tarfile.TarError, UnicodeDecodeError) as e:
+            notes.append(f"{rel}: unreadable ({type(e).__name__}: {e}), its samples are not shown")
+            continue
+        out.update({(rel, name): data for name, data in found.items()})
     return out

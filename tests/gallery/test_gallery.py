@@ -185,3 +185,22 @@ def test_serve_answers_on_localhost_until_ctrl_c(icb, tmp_path):
         finally:
             proc.send_signal(signal.SIGINT)
             assert proc.wait(timeout=10) == 0
+
+
+def test_skipped_inputs_are_listed_with_reasons_and_a_build_without_clean_has_no_clean_column(tmp_path):
+    from PIL import Image
+
+    (tmp_path / "photos").mkdir()
+    Image.new("RGB", (40, 40), (90, 140, 200)).save(tmp_path / "photos" / "good.jpg")
+    (tmp_path / "photos" / "broken.jpg").write_bytes(b"not an image")
+    corruptgen.build("imagenet-c", source=f"imagefolder:{tmp_path / 'photos'}", out=tmp_path / "out",
+                     subsets="gaussian_noise", severities="1", size=32, clean=False, progress=False)  # fmt: skip
+    site = tmp_path / "site"
+    corruptgen.gallery(tmp_path / "out" / "imagenet-c", site)
+    page = parse_page(site)
+    (row,) = [a for tag, a in page.tags if tag == "tr" and a.get("data-key") == "broken"]
+    manifest = json.loads((tmp_path / "out" / "imagenet-c" / "manifest.json").read_text())
+    assert row["data-reason"] == manifest["skipped"][0]["reason"] and row["data-reason"]
+    record = site_record(site)
+    assert record["facts"]["skipped-inputs"] == 1 and [c["id"] for c in record["columns"]] == ["severity-1"]
+    assert [(s["key"], s["clean"]) for s in record["samples"]] == [("good", None)]
