@@ -5,8 +5,8 @@ are written as ``\\u`` escapes, so no sample can close the block or open a tag.
 
 Machine-checkable: each thumbnail is an ``<a class="thumb">`` with ``data-subset``, ``data-key``,
 ``data-source-key``, ``data-column``, ``data-severity``, ``data-sha256`` (of the stored image bytes, which
-``href`` points at) and, where known, ``data-delta-v`` and ``data-correct``; each fact is a ``<tr id="fact-...">``
-with a ``data-value``.
+``href`` points at), ``data-shard``, ``data-member`` and, where known, ``data-frame``, ``data-delta-v`` and
+``data-correct``; each fact is a ``<tr id="fact-...">`` with a ``data-value``.
 """
 
 from __future__ import annotations
@@ -48,6 +48,12 @@ class Thumb:
     delta_v: float | None = None
     correct: bool | None = None
     predicted: str | None = None
+
+    @property
+    def frame(self) -> str | None:
+        """The frame shown of a sequence (``040`` of ``key.040.jpg``); ``None`` for a single image."""
+        parts = self.member[len(self.key) + 1 :].split(".")
+        return parts[0] if len(parts) > 1 else None
 
 
 @dataclass
@@ -137,6 +143,7 @@ def _sample_data(t: Thumb) -> dict[str, Any]:
         "meta": t.meta,
         "correct": t.correct,
         "predicted": t.predicted,
+        "frame": t.frame,
     }
 
 
@@ -206,6 +213,8 @@ def _thumb(t: Thumb, column: Column) -> str:
     extra = ""
     if t.delta_v is not None:
         extra += f" data-delta-v={attr(repr(t.delta_v))}"
+    if t.frame is not None:
+        extra += f" data-frame={attr(t.frame)}"
     mark = ""
     if t.correct is not None:
         extra += f" data-correct={attr('true' if t.correct else 'false')}"

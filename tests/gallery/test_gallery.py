@@ -204,3 +204,18 @@ def test_skipped_inputs_are_listed_with_reasons_and_a_build_without_clean_has_no
     record = site_record(site)
     assert record["facts"]["skipped-inputs"] == 1 and [c["id"] for c in record["columns"]] == ["severity-1"]
     assert [(s["key"], s["clean"]) for s in record["samples"]] == [("good", None)]
+
+
+def test_corruptgen_gallery_is_the_function_and_loads_its_work_on_first_use():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, corruptgen\n"
+        "from corruptgen.cli import build_parser\n"
+        "build_parser()  # imports every cli.py, corruptgen/gallery/cli.py included\n"
+        "assert 'corruptgen.gallery.api' not in sys.modules and callable(corruptgen.gallery)\n"
+        "import corruptgen.gallery.api\n"
+        "assert callable(corruptgen.gallery) and corruptgen.gallery.__name__ == 'gallery'\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)

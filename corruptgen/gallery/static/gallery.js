@@ -61,6 +61,7 @@
     var thumb = document.querySelector('.thumb[data-id="' + id + '"]');
     if (thumb) { thumb.classList.add("current"); thumb.scrollIntoView({ block: "nearest", inline: "nearest" }); }
     var parts = [data.rows[s.row], data.columns[s.col], s.subset, s.key];
+    if (s.frame !== null) parts.push("frame " + s.frame);
     if (s.meta && s.meta.label_name) parts.push(s.meta.label_name);
     if (s.predicted !== null && s.predicted !== undefined) {
       parts.push("predicted " + s.predicted + (s.correct === true ? " ✓" : s.correct === false ? " ✗" : ""));
@@ -95,6 +96,10 @@
     }
   }
 
+  // small images (CIFAR's 32 px) are enlarged pixel by pixel, not blurred
+  [image, clean, diff[0], diff[1]].forEach(function (img) {
+    img.addEventListener("load", function () { img.classList.toggle("small", img.naturalWidth * 2 <= 320); });
+  });
   setGain(1);
   gainButton.addEventListener("click", function () { setGain(gains[(gains.indexOf(gain) + 1) % gains.length]); });
   close.addEventListener("click", hide);
