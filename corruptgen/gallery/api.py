@@ -71,6 +71,8 @@ def _out_dir(build: Build, out: str | os.PathLike | None) -> Path:
     if folder.is_dir() and any(folder.iterdir()) and not (folder / MARKER).is_file():
         raise CorruptgenError(f"--out {folder} is not empty and holds no gallery ({MARKER}): choose another folder")
     folder.mkdir(parents=True, exist_ok=True)
+    if not (folder / MARKER).is_file():  # claimed first, so an interrupted first run can be re-run into it
+        write_atomic(folder / MARKER, b'{"samples": []}\n')
     return folder
 
 

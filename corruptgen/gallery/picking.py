@@ -14,7 +14,7 @@ import json
 import re
 import tarfile
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from ..io.tarread import iter_samples, read_members
@@ -26,7 +26,7 @@ _IMAGE = re.compile(r"^(?:[^.]+\.)?(?:jpg|jpeg|png|webp)$", re.IGNORECASE)
 
 @dataclass
 class Seen:
-    """One sample as its json describes it (``meta`` is filled for the first sample of a subset and for picks)."""
+    """One sample as its json describes it: where it is (``shard``, its ``image`` member) and what it is."""
 
     subset: str
     key: str
@@ -35,7 +35,6 @@ class Seen:
     image: str | None
     repeat: int
     delta_v: float | None
-    meta: dict[str, Any] = field(default_factory=dict)
 
     @property
     def members(self) -> list[str]:
