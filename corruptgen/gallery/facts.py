@@ -59,7 +59,7 @@ def build_facts(
     source = m.get("source") or {}
     skipped = m.get("skipped") or []
     names = [n for n in build.subset_names() if build.shards(n)]
-    samples = counts.get("samples", sum(build.samples(n) for n in names))
+    samples = counts.get("samples", sum(build.samples(n) for n in names) if m else None)
     state, sentence = verify_status(build, verify)
     spec = source.get("spec") or (build.plan.get("source") or {}).get("spec")
     used = source.get("count")
