@@ -8,5 +8,9 @@ DATA = {"corruptgen.kernels": "kernels", "corruptgen.cards": "cards"}
 setup(
     packages=[*find_packages(include=["corruptgen", "corruptgen.*"]), *DATA],
     package_dir=DATA,
-    package_data={"corruptgen.kernels": ["*.npz", "*.json"], "corruptgen.cards": ["*.md"]},
+    package_data={
+        "corruptgen.kernels": ["*.npz", "*.json"],
+        "corruptgen.cards": ["*.md"],
+        "corruptgen.gallery": ["static/*"],
+    },
 )

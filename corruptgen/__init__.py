@@ -3,6 +3,7 @@
 >>> import corruptgen
 >>> corruptgen.corruptions.get("solarize")(image, rng)  # doctest: +SKIP
 >>> corruptgen.build("syn2nat", out="corruptgen-out")  # doctest: +SKIP
+>>> corruptgen.gallery("corruptgen-out/syn2nat")  # doctest: +SKIP
 """
 
 from . import _moved, augment, corruptions  # noqa: F401 (_moved: old import paths of moved modules keep working)
@@ -11,6 +12,7 @@ from .api import build, make_plan
 from .engine import BuildResult, render
 from .errors import CorruptgenError
 from .family import get_benchmark, list_benchmarks
+from .gallery import gallery  # the function; its package corruptgen.gallery loads the rest on first use
 from .hub import load, torch_loader
 from .manifest import load_manifest, verify
 from .options import RayOptions, RunOptions
@@ -28,6 +30,7 @@ __all__ = [
     "augment",
     "build",
     "corruptions",
+    "gallery",
     "get_benchmark",
     "list_benchmarks",
     "load",

@@ -23,4 +23,5 @@ def test_wheel_contains_families_kernels_and_cards(tmp_path):
     for family in (ROOT / "corruptgen" / "families").iterdir():
         if (family / "__init__.py").exists():
             assert f"corruptgen/families/{family.name}/__init__.py" in names
+    assert {"corruptgen/gallery/static/gallery.js", "corruptgen/gallery/static/gallery.css"} <= names
     assert not any(n.startswith(("tests/", "kernels/", "cards/")) for n in names)

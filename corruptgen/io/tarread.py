@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import tarfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from pathlib import Path
 from typing import IO
 
@@ -53,8 +53,11 @@ def _open(shard: str | os.PathLike) -> IO[bytes]:
     return open(shard, "rb")
 
 
-def tar_members(shard: str | os.PathLike, want: Callable[[str], bool]) -> Iterator[tuple[str, bytes | None]]:
-    """(member name, its bytes if ``want(field)``, else ``None``) of every regular file, in archive order."""
+def tar_members(
+    shard: str | os.PathLike, want: Callable[[str], bool], only: Collection[str] | None = None
+) -> Iterator[tuple[str, bytes | None]]:
+    """(member name, its bytes if ``want(field)`` (and the name is in ``only``, when given), else ``None``) of every
+    regular file, in archive order."""
     with _open(shard) as f:
         try:
             members = list(_members(f))
@@ -64,7 +67,7 @@ def tar_members(shard: str | os.PathLike, want: Callable[[str], bool]) -> Iterat
             for name, start, size in members:
                 _, fld = split_member(name)
                 data = None
-                if fld is not None and want(fld):
+                if fld is not None and want(fld) and (only is None or name in only):
                     f.seek(start)
                     data = f.read(size)
                 yield name, data
@@ -74,7 +77,8 @@ def tar_members(shard: str | os.PathLike, want: Callable[[str], bool]) -> Iterat
             for member in tar:
                 if member.isfile():
                     _, fld = split_member(member.name)
-                    extracted = tar.extractfile(member) if fld is not None and want(fld) else None
+                    keep = fld is not None and want(fld) and (only is None or member.name in only)
+                    extracted = tar.extractfile(member) if keep else None
                     yield member.name, (extracted.read() if extracted is not None else None)
 
 
@@ -94,3 +98,9 @@ def iter_samples(
         fields[fld] = data
     if key is not None:
         yield key, fields
+
+
+def read_members(shard: str | os.PathLike | Path, names: Collection[str]) -> dict[str, bytes]:
+    """``{member name: bytes}`` of the named members of a shard; the others are seeked over, not read."""
+    wanted = set(names)
+    return {name: data for name, data in tar_members(shard, lambda field: True, wanted) if data is not None}
