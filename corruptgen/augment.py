@@ -222,8 +222,8 @@ class RandomCorruption:
 
     def apply_array(self, image: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, dict[str, Any]]:
         """Corrupt one HxWx3 uint8 array with ``rng``; returns the array and what was applied."""
-        if rng.random() >= self.p:
-            return image, {"corruption": None, "severity": None, "params": {}}
+        if rng.random() >= self.p:  # a copy: the result is writable (torch.from_numpy) and never the caller's array
+            return image.copy(), {"corruption": None, "severity": None, "params": {}}
         name = self._names[int(rng.integers(len(self._names)))]
         options = self._by_corruption[name]
         choice = options[int(rng.integers(len(options)))]
@@ -236,7 +236,7 @@ class RandomCorruption:
             from PIL import Image
 
             info["resized_from"] = list(out.shape[:2])
-            out = np.asarray(Image.fromarray(out).resize((image.shape[1], image.shape[0]), Image.Resampling.BILINEAR))
+            out = np.array(Image.fromarray(out).resize((image.shape[1], image.shape[0]), Image.Resampling.BILINEAR))
         return out, info
 
     def apply(self, image: Any, key: Any = None) -> tuple[Any, dict[str, Any] | list[dict[str, Any]]]:

@@ -1,5 +1,5 @@
 """The one reader of a build: a local directory, any fsspec URL (``s3://``, ``memory://``, ...) or a Hub dataset
-repository (``owner/name[@revision]``, ``hf://datasets/owner/name``).
+repository, named as one (``hf:owner/name[@revision]``, ``hf://datasets/owner/name``).
 
 Evaluation, coverage, loaders, export and cards all open a build here: :meth:`Build.open` resolves where it is,
 reads and validates ``manifest.json`` (a build without one, e.g. a Hub repo of plain shards, is read from its
@@ -19,11 +19,22 @@ from typing import Any
 
 from .errors import CorruptgenError
 from .io.layout import shard_subset
-from .io.storage import is_url, local_path
+from .io.storage import local_path
 from .io.tarread import iter_samples
-from .manifest import MANIFEST, load_manifest
+from .manifest import MANIFEST, load_manifest, missing_build, not_a_build
 
-_REPO_RE = re.compile(r"^(?:hf://datasets/|hub:)?(?P<repo>[\w.-]+/[\w.-]+)(?:@(?P<rev>[\w./-]+))?$")
+_HUB_RE = re.compile(r"^(?:hf://datasets/|hf:|hub:)(?P<repo>[\w.-]+/[\w.-]+)(?:@(?P<rev>[\w./-]+))?$")
+
+
+def hub_dataset(where: str | os.PathLike) -> tuple[str, str | None] | None:
+    """``(owner/name, revision)`` when ``where`` names a Hub dataset repository, else ``None``.
+
+    A Hub repository is read only when asked for: ``hf:owner/name[@revision]`` or ``hf://datasets/owner/name[@rev]``
+    (``hub:`` as ``hf:``). Anything else is a path or an fsspec URL: ``corruptgen-out/imagenet-c`` or ``no/such`` that
+    does not exist is a missing build directory, never a Hub id (docs/hub.md, "Where a build is read from").
+    """
+    match = _HUB_RE.match(str(where)) if isinstance(where, str) else None
+    return None if match is None else (match["repo"], match["rev"])
 
 
 @dataclass
@@ -46,16 +57,16 @@ class Build:
     def open(cls, where: str | os.PathLike, *, revision: str | None = None) -> Build:
         """Open a local build directory, an fsspec URL or a Hub dataset id; unusable places fail in one line."""
         text = str(where)
-        local = local_path(where) if is_url(text) or Path(text).expanduser().exists() else None
-        if local is not None:
-            return cls._open_local(local.expanduser())
-        if is_url(text) and not text.startswith("hf://"):
+        hub = hub_dataset(where)
+        if hub is not None:
+            rev = revision or hub[1]
+            return cls._open_remote(f"hf://datasets/{hub[0]}" + (f"@{rev}" if rev else ""))
+        local = local_path(where)
+        if local is None:
             return cls._open_remote(text.rstrip("/"))
-        match = None if text.startswith((".", "/", "~", os.sep)) else _REPO_RE.match(text)
-        if match is None:
-            raise CorruptgenError(f"no build directory at {where} (nor a Hub dataset id owner/name)")
-        rev = revision or match["rev"]
-        return cls._open_remote(f"hf://datasets/{match['repo']}" + (f"@{rev}" if rev else ""))
+        if not local.expanduser().exists():
+            raise missing_build(where)
+        return cls._open_local(local.expanduser())
 
     @classmethod
     def _open_local(cls, root: Path) -> Build:
@@ -66,9 +77,7 @@ class Build:
         if (root / "data").is_dir():
             found = _group([p.relative_to(root).as_posix() for p in (root / "data").glob("*/*.tar")])
         if manifest is None and not found:
-            builds = sorted(p.name for p in root.iterdir() if (p / MANIFEST).is_file() or (p / "data").is_dir())
-            hint = f"; it holds the builds {', '.join(builds)}: pass one of them" if builds else ""
-            raise CorruptgenError(f"no {MANIFEST} and no data/<subset>/*.tar in {root}: not a build directory{hint}")
+            raise not_a_build(root, f"no {MANIFEST} and no data/<subset>/*.tar in {root}")
         return cls(root.resolve(), manifest or {}, None, found)
 
     @classmethod
