@@ -32,15 +32,16 @@ import io
 from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
-import torch
 from PIL import Image
-from scipy.interpolate import PchipInterpolator
 
 from ...io.codec import encode_image
-from ...quality.vif import VIFReference, vif
 from .domains import Domain
+
+if TYPE_CHECKING:
+    from ...quality.vif import VIFReference
 
 #: Revision of the search algorithm, part of every uniform-mode VCR plan (a build resumed by another revision would
 #: mix two searches): 1 = groups with spare candidates per round (corruptgen ≤ 0.3), 2 = one candidate per member
@@ -62,6 +63,8 @@ STALLS = 3
 @contextlib.contextmanager
 def one_torch_thread() -> Iterator[None]:
     """Run torch on one intra-op thread (reductions then do not depend on the thread count), restoring it after."""
+    import torch  # here, not at import: `corruptgen list` and the other families never load torch
+
     before = torch.get_num_threads()
     if before != 1:
         torch.set_num_threads(1)
@@ -97,6 +100,8 @@ class Scorer:
     @classmethod
     def group(cls, cleans: list[np.ndarray], image_format: str = "jpg", quality: int = 85) -> Scorer:
         """One scorer for the clean images of a group (row i = ``cleans[i]``)."""
+        from ...quality.vif import VIFReference
+
         self = cls(cleans[0], image_format, quality)
         if len(cleans) > 1:
             self.reference = VIFReference.stack([reference(c, image_format, self.quality)[1] for c in cleans])
@@ -115,6 +120,10 @@ class Scorer:
 
     def exact(self, image: np.ndarray) -> float:
         """float64 VIF of one candidate as stored: the value written to the sample's json."""
+        import torch
+
+        from ...quality.vif import vif
+
         value = vif(self.clean, stored(image, self.image_format, self.quality), dtype=torch.float64)
         return round(float(value), STORED_DECIMALS)
 
@@ -127,6 +136,10 @@ REFERENCE_CACHE = 16
 def reference(clean: np.ndarray, image_format: str, quality: int) -> tuple[np.ndarray, VIFReference]:
     """``clean`` as stored and its float64 :class:`VIFReference` (always prepared alone, so a cached one is
     bit-identical to a fresh one), cached by content."""
+    import torch
+
+    from ...quality.vif import VIFReference
+
     key = (hashlib.blake2b(clean.tobytes(), digest_size=16).digest(), clean.shape, image_format, int(quality))
     hit = _REFERENCES.get(key)
     if hit is None:
@@ -267,6 +280,8 @@ def _guess(xs: np.ndarray, dv: np.ndarray, a: int, b: int, target: float) -> flo
     if len(x_k) < 3 or not (x_k[0] <= lo and hi <= x_k[-1]):
         return lo + (target - dv[a]) / (dv[b] - dv[a]) * (hi - lo)
     grid = np.linspace(lo, hi, 257)
+    from scipy.interpolate import PchipInterpolator  # ~0.3 CPU-s to import: not at `corruptgen list`
+
     values = PchipInterpolator(x_k, y_k)(grid)
     return float(grid[int(np.argmin(np.abs(values - target)))])
 
