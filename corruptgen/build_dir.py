@@ -82,7 +82,8 @@ def reuse_built(
     others = [name for name in old_ids if name not in new_ids]
     kept = f"{len(others)} other subset{'s' if len(others) != 1 else ''} ({_names(others)})"
     if previous.get("complete"):
-        note = f"already holds {', '.join(new_ids)} with these settings: nothing to render; its {kept} are kept"
+        are = "is" if len(others) == 1 else "are"
+        note = f"already holds {', '.join(new_ids)} with these settings: nothing to render; its {kept} {are} kept"
     else:
         note = f"holds an unfinished build of {', '.join(new_ids)} and {kept} with these settings: finishing it"
     print(f"corruptgen: {out} {note}", file=sys.stderr)

@@ -87,7 +87,7 @@ def test_a_narrower_build_reuses_the_built_one_and_keeps_the_rest(build_copy, ca
     argv = ["build", "syn2nat", "--out", out, "--limit", "2", "--no-card", "--no-progress"]
     assert main([*argv, "--subsets", "solarize", "--no-clean"]) == 0
     cap = capsys.readouterr()
-    assert "holds solarize with these settings: nothing to render; its 1 other subset (clean) are kept" in cap.err
+    assert "holds solarize with these settings: nothing to render; its 1 other subset (clean) is kept" in cap.err
     assert "(0 written, 2 reused)" in cap.out
     assert (build_copy / "manifest.json").read_bytes() == manifest
     assert {p: p.stat().st_mtime_ns for p in build_copy.rglob("*.tar")} == tars
