@@ -17,7 +17,7 @@ from typing import Any
 from ._version import __version__
 from .errors import CorruptgenError
 from .io.hashing import sha256_file
-from .io.storage import local_path, location
+from .io.storage import hub_dataset, hub_url, local_path, location
 from .manifest_schema import KNOWN_FIELDS, validate_manifest
 from .plan import digest, settings_id, subset_ids
 
@@ -183,7 +183,11 @@ def id_mismatches(manifest: dict[str, Any]) -> list[str]:
 
 
 def verify(out_dir: str | os.PathLike) -> VerifyReport:
-    """Re-hash every shard of a build directory (or URL: each shard is streamed) against its manifest."""
+    """Re-hash every shard of a build directory (or URL, or Hub dataset ``hf:owner/name``: each shard is streamed)
+    against its manifest."""
+    hub = hub_dataset(out_dir)
+    if hub is not None:
+        return _verify_remote(hub_url(*hub))
     if local_path(out_dir) is None:
         return _verify_remote(str(out_dir))
     root = local_path(out_dir)
@@ -215,7 +219,14 @@ def verify(out_dir: str | os.PathLike) -> VerifyReport:
 
 def _verify_remote(url: str) -> VerifyReport:
     loc = location(url)
-    manifest = load_manifest(url)
+    try:
+        manifest = load_manifest(url)
+    except CorruptgenError:
+        raise
+    except Exception as e:  # missing credentials, unknown repo, no network
+        from .io.remote_errors import read_failure
+
+        raise read_failure(e, url) from None
     if manifest is None:
         raise CorruptgenError(f"no {MANIFEST} at {url}: not a corruptgen build")
     report = VerifyReport(complete=bool(manifest.get("complete")), ids=id_mismatches(manifest))

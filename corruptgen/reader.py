@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,22 +18,9 @@ from typing import Any
 
 from .errors import CorruptgenError
 from .io.layout import shard_subset
-from .io.storage import local_path
+from .io.storage import hub_dataset, hub_url, local_path
 from .io.tarread import iter_samples
 from .manifest import MANIFEST, load_manifest, missing_build, not_a_build
-
-_HUB_RE = re.compile(r"^(?:hf://datasets/|hf:|hub:)(?P<repo>[\w.-]+/[\w.-]+)(?:@(?P<rev>[\w./-]+))?$")
-
-
-def hub_dataset(where: str | os.PathLike) -> tuple[str, str | None] | None:
-    """``(owner/name, revision)`` when ``where`` names a Hub dataset repository, else ``None``.
-
-    A Hub repository is read only when asked for: ``hf:owner/name[@revision]`` or ``hf://datasets/owner/name[@rev]``
-    (``hub:`` as ``hf:``). Anything else is a path or an fsspec URL: ``corruptgen-out/imagenet-c`` or ``no/such`` that
-    does not exist is a missing build directory, never a Hub id (docs/hub.md, "Where a build is read from").
-    """
-    match = _HUB_RE.match(str(where)) if isinstance(where, str) else None
-    return None if match is None else (match["repo"], match["rev"])
 
 
 @dataclass
@@ -59,8 +45,7 @@ class Build:
         text = str(where)
         hub = hub_dataset(where)
         if hub is not None:
-            rev = revision or hub[1]
-            return cls._open_remote(f"hf://datasets/{hub[0]}" + (f"@{rev}" if rev else ""))
+            return cls._open_remote(hub_url(hub[0], revision or hub[1]))
         local = local_path(where)
         if local is None:
             return cls._open_remote(text.rstrip("/"))
@@ -94,10 +79,9 @@ class Build:
         except CorruptgenError:
             raise
         except Exception as e:  # missing credentials, unknown repo, no network
-            from .io.remote_errors import describe
+            from .io.remote_errors import read_failure
 
-            first = str(e).splitlines()[0] if str(e) else ""
-            raise describe(e, base) or CorruptgenError(f"cannot read {base}: {type(e).__name__}: {first}") from None
+            raise read_failure(e, base) from None
         if manifest is None and not found:
             raise CorruptgenError(f"{base}: no {MANIFEST} and no data/<subset>/*.tar shards")
         return cls(Path("."), manifest or {}, base, found)

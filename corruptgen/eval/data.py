@@ -116,7 +116,8 @@ def _hub_location(repo: str, revision: str | None):
 
 def open_source(spec: str | os.PathLike, *, streaming: bool | None = None, revision: str | None = None) -> EvalSource:
     """Resolve a local build directory or a Hub dataset (``hf:owner/name[@revision]``, ``hf://datasets/...``)."""
-    from ..reader import Build, hub_dataset
+    from ..io.storage import hub_dataset
+    from ..reader import Build
 
     text = str(spec)
     hub = hub_dataset(text)

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import CorruptgenError
-from ..reader import hub_dataset
+from ..io.storage import hub_dataset
 from .card import README, Build, card_marker
 from .card_yaml import ScanResult, class_names, record_label
 from .features import scan_subset

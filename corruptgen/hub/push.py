@@ -20,9 +20,8 @@ from typing import Any
 
 from ..errors import CorruptgenError
 from ..io.hashing import sha256_file
-from ..io.storage import require_local
+from ..io.storage import hub_dataset, require_local
 from ..manifest import MANIFEST
-from ..reader import hub_dataset
 from .card import ASSET_DIR, README, Build, Card, render_card, save_card
 from .card_body import human_bytes
 
