@@ -5,9 +5,11 @@ each *subset* (its record holds everything else that decides its bytes: corrupti
 input). Family options (``--severities``, ``--extra``, ``--per-image``, ...) only choose subsets and are copied into
 their records, so they are not settings: ``--severities 1`` then ``--severities 1,3`` adds subsets. A sample's bytes
 depend only on the settings and its own subset, so a build whose settings equal the earlier build's keeps every shard of
-the subsets both share, untouched, and renders only its new subsets (no ``--overwrite``). A build that drops or changes
-a subset of the earlier one, or changes a setting, needs ``--overwrite``, which deletes only the shards the manifest
-records for what is replaced (see :mod:`corruptgen.io.ownership`). The whole plan keeps its ``plan_id``; the manifest
+the subsets both share, untouched, and renders only its new subsets (no ``--overwrite``); one that asks only for
+subsets already built builds the earlier plan, so it renders nothing new and keeps the rest (:func:`reuse_built`). A
+build that changes a subset or a setting, or drops subsets while adding others, is refused naming what differs, or
+with ``--overwrite`` deletes only the shards the manifest records for what is replaced (see
+:mod:`corruptgen.io.ownership`). The whole plan keeps its ``plan_id``; the manifest
 adds ``settings_id`` and an ``id`` per subset.
 """
 
@@ -75,7 +77,7 @@ def reuse_built(
         return plan, invocation
     try:
         built = Plan.from_dict(old)
-    except CorruptgenError:  # a plan this version cannot rebuild: the refusal below names what differs
+    except CorruptgenError:  # a plan this version cannot rebuild: prepare_output refuses, naming what differs
         return plan, invocation
     if built.plan_id != previous["plan_id"]:
         return plan, invocation

@@ -37,14 +37,8 @@ def cpu_seconds(argv: list[str], env: dict[str, str]) -> float:
     (its ``{out}``): a source tree in the working directory would shadow ``PYTHONPATH``."""
     out = tempfile.mkdtemp(prefix="startup-")
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    subprocess.run(
-        [sys.executable, *(a.replace("{out}", out) for a in argv)],
-        env=env,
-        check=True,
-        cwd=out,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )  # fmt: skip  (cwd: not a source tree)
+    command = [sys.executable, *(a.replace("{out}", out) for a in argv)]
+    subprocess.run(command, env=env, check=True, cwd=out, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     shutil.rmtree(out)
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)

@@ -200,7 +200,7 @@ def test_missing_subset_and_not_a_build(tiny_syn2nat, tmp_path, capsys):
     assert err.startswith("corruptgen: error: unknown subset") and err.count("\n") == 1
     with pytest.raises(CorruptgenError, match="holds the builds syn2nat: pass one of them"):
         evaluate(tiny_syn2nat.parent, [fake_model()])
-    with pytest.raises(CorruptgenError, match="the path does not exist .not a build directory."):
+    with pytest.raises(CorruptgenError, match=r"the path does not exist \(not a build directory\)"):
         evaluate(str(tmp_path / "no" / "such" / "dir"), [fake_model()])
 
 
