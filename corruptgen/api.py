@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import os
+import re
+from collections import Counter
 from collections.abc import Sequence
 
 from .engine import BuildResult, render
-from .errors import CorruptgenError
+from .errors import CorruptgenError, NoSamplesError
 from .invocation import record
 from .io.decode import DEFAULT_MAX_BYTES
 from .io.storage import join
@@ -60,8 +62,8 @@ def build(
     written at the end of the build, so the directory loads with ``datasets.load_dataset``; a card already written
     for this very manifest (e.g. by ``corruptgen card --license ...``) is kept.
     Inputs whose file exceeds ``max_bytes`` or whose declared pixel count exceeds ``max_pixels`` are skipped with
-    their reason. With ``strict=True`` any skipped input or failed sample raises :class:`CorruptgenError` after the
-    build.
+    their reason. A build without a single sample (every input skipped) raises :class:`NoSamplesError` with the
+    reasons; with ``strict=True`` any skipped input or failed sample raises :class:`CorruptgenError` after the build.
     ``family_options`` are the benchmark family's own choices (e.g. ``severities`` for ImageNet-C).
     ``workers``, ``device``, ``batch_size``, ``io_threads`` (decode/encode threads overlapping the corruptions; default
     0 on CPU, 8 with CUDA) and ``engine`` (``local`` or ``ray``, with :class:`RayOptions`) change speed only, never
@@ -96,9 +98,24 @@ def build(
                     force_unlock=force_unlock, invocation=record(benchmark, given),
                     finish=_write_card(progress) if card else None)  # fmt: skip
     counts = result.manifest["counts"]
+    if counts["samples"] == 0:
+        raise NoSamplesError(_nothing_built(result))
     if strict and (counts["skipped_inputs"] or counts["failed_samples"]):
         raise CorruptgenError(f"--strict: {result.summary()}")
     return result
+
+
+def _nothing_built(result: BuildResult) -> str:
+    """One line for a build without a single sample: how many inputs were skipped, and why (reasons grouped)."""
+    skipped = result.manifest["skipped"]
+    reasons = Counter(re.sub(r" \([^()]*\)$", "", s.get("reason") or "no reason recorded") for s in skipped)
+    why = "; ".join(f"{n} x {reason}" for reason, n in reasons.most_common(3))
+    more = f"; {len(reasons) - 3} other reasons" if len(reasons) > 3 else ""
+    counts = result.manifest["counts"]
+    what = f"{counts['skipped_inputs']} of {counts['inputs']} inputs skipped"
+    what += f", {counts['failed_samples']} samples failed" if counts["failed_samples"] else ""
+    return (f"{result.out_dir}: no samples: {what} ({why or 'no reasons recorded'}{more}); every skip is listed "
+            "in its manifest.json 'skipped'")  # fmt: skip
 
 
 def _write_card(progress: bool):

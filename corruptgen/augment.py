@@ -157,7 +157,8 @@ class RandomCorruption:
         category: keep corruptions of this category id (or any of several).
         names: keep these corruptions (short or ``family/name``).
         severity: ``None`` (all levels), a level, or an inclusive ``(low, high)`` range.
-        p: probability of corrupting an image (otherwise it is returned unchanged).
+        p: probability of corrupting an image (otherwise it is returned unchanged; a read-only array as a writable
+            copy, so that ``torch.from_numpy`` takes every result).
         seed: base seed (``None``: fresh entropy, different every run).
         options: extra keyword options passed to every corruption call.
 
@@ -222,8 +223,9 @@ class RandomCorruption:
 
     def apply_array(self, image: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, dict[str, Any]]:
         """Corrupt one HxWx3 uint8 array with ``rng``; returns the array and what was applied."""
-        if rng.random() >= self.p:
-            return image, {"corruption": None, "severity": None, "params": {}}
+        if rng.random() >= self.p:  # unchanged; a read-only input (np.asarray of a PIL image) as a writable copy
+            kept = image if image.flags.writeable else image.copy()  # torch.from_numpy warns on read-only arrays
+            return kept, {"corruption": None, "severity": None, "params": {}}
         name = self._names[int(rng.integers(len(self._names)))]
         options = self._by_corruption[name]
         choice = options[int(rng.integers(len(options)))]
@@ -236,7 +238,7 @@ class RandomCorruption:
             from PIL import Image
 
             info["resized_from"] = list(out.shape[:2])
-            out = np.asarray(Image.fromarray(out).resize((image.shape[1], image.shape[0]), Image.Resampling.BILINEAR))
+            out = np.array(Image.fromarray(out).resize((image.shape[1], image.shape[0]), Image.Resampling.BILINEAR))
         return out, info
 
     def apply(self, image: Any, key: Any = None) -> tuple[Any, dict[str, Any] | list[dict[str, Any]]]:

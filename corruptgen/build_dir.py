@@ -5,15 +5,16 @@ each *subset* (its record holds everything else that decides its bytes: corrupti
 input). Family options (``--severities``, ``--extra``, ``--per-image``, ...) only choose subsets and are copied into
 their records, so they are not settings: ``--severities 1`` then ``--severities 1,3`` adds subsets. A sample's bytes
 depend only on the settings and its own subset, so a build whose settings equal the earlier build's keeps every shard of
-the subsets both share, untouched, and renders only its new subsets (no ``--overwrite``). A build that drops or changes
-a subset of the earlier one, or changes a setting, needs ``--overwrite``, which deletes only the shards the manifest
-records for what is replaced (see :mod:`corruptgen.io.ownership`). The whole plan keeps its ``plan_id``; the manifest
+the subsets both share, untouched, and renders only its new subsets (no ``--overwrite``); one that asks only for
+subsets already built builds the earlier plan, so it renders nothing new and keeps the rest (:func:`reuse_built`). A
+build that changes a subset or a setting, or drops subsets while adding others, is refused naming what differs, or
+with ``--overwrite`` deletes only the shards the manifest records for what is replaced (see
+:mod:`corruptgen.io.ownership`). The whole plan keeps its ``plan_id``; the manifest
 adds ``settings_id`` and an ``id`` per subset.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import sys
@@ -25,26 +26,7 @@ from .io.layout import shard_relpath
 from .io.ownership import delete_recorded, refuse_symlinks, remove_stale_partials
 from .io.storage import Location
 from .manifest import MANIFEST, load_manifest
-from .plan import Plan
-
-
-def _digest(value: Any) -> str:
-    return hashlib.sha256(json.dumps(value, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:16]
-
-
-_NOT_SETTINGS = ("subsets", "family_options")  # what a plan's subset records carry
-
-
-def settings_id(plan: dict[str, Any]) -> str:
-    """sha256 (16 hex digits) of a plan's settings: its canonical JSON without the subsets and the options that only
-    chose them."""
-    return _digest({k: v for k, v in plan.items() if k not in _NOT_SETTINGS})
-
-
-def subset_ids(plan: dict[str, Any]) -> dict[str, str]:
-    """Each subset's id: the settings id and the subset's own record, hashed together."""
-    common = settings_id(plan)
-    return {s["name"]: _digest({"settings": common, "subset": s}) for s in plan["subsets"]}
+from .plan import NOT_SETTINGS, Plan, settings_id, subset_ids
 
 
 def check_output(out: Path | Location, plan: Plan) -> None:
@@ -80,8 +62,46 @@ def prepare_output(out: Path | Location, plan: Plan, inputs: int, *, overwrite: 
     return previous
 
 
+def reuse_built(
+    out: Path | Location, plan: Plan, invocation: dict[str, Any] | None, overwrite: bool
+) -> tuple[Plan, dict[str, Any] | None]:
+    """The plan (and recorded command) to build into ``out``: a build that asks only for subsets ``out`` already
+    holds with the same settings builds the earlier plan instead, so what it asks for is reused (rendered again only
+    where a shard is missing) and the other subsets are kept; anything else, or ``overwrite``, keeps ``plan``."""
+    previous = None if overwrite else load_manifest(out if isinstance(out, Path) else out.url)
+    if previous is None or previous["plan_id"] == plan.plan_id or previous.get("plan") is None:
+        return plan, invocation
+    old, new = previous["plan"], _as_json(plan)
+    old_ids, new_ids = subset_ids(old), subset_ids(new)
+    if settings_id(old) != settings_id(new) or any(old_ids.get(name) != sid for name, sid in new_ids.items()):
+        return plan, invocation
+    try:
+        built = Plan.from_dict(old)
+    except CorruptgenError:  # a plan this version cannot rebuild: prepare_output refuses, naming what differs
+        return plan, invocation
+    if built.plan_id != previous["plan_id"]:
+        return plan, invocation
+    others = [name for name in old_ids if name not in new_ids]
+    kept = f"{len(others)} other subset{'s' if len(others) != 1 else ''} ({_names(others)})"
+    if previous.get("complete"):
+        are = "is" if len(others) == 1 else "are"
+        note = f"already holds {', '.join(new_ids)} with these settings: nothing to render; its {kept} {are} kept"
+    else:
+        note = f"holds an unfinished build of {', '.join(new_ids)} and {kept} with these settings: finishing it"
+    print(f"corruptgen: {out} {note}", file=sys.stderr)
+    return built, previous.get("invocation")
+
+
+def _as_json(plan: Plan) -> dict[str, Any]:
+    return json.loads(json.dumps(plan.to_dict()))  # tuples as JSON lists, as in a manifest
+
+
+def _names(names: list[str], most: int = 6) -> str:
+    return ", ".join(names[:most]) + (f", ... ({len(names) - most} more)" if len(names) > most else "")
+
+
 def _keep(out: Path | Location, previous: dict[str, Any], plan: Plan, overwrite: bool) -> dict[str, Any] | None:
-    old_plan, new_plan = previous.get("plan"), json.loads(json.dumps(plan.to_dict()))  # tuples as JSON lists
+    old_plan, new_plan = previous.get("plan"), _as_json(plan)
     if previous["plan_id"] == plan.plan_id:
         return previous
     new_ids = subset_ids(new_plan)
@@ -89,16 +109,15 @@ def _keep(out: Path | Location, previous: dict[str, Any], plan: Plan, overwrite:
         old_ids = subset_ids(old_plan)
         kept = {name for name, sid in old_ids.items() if new_ids.get(name) == sid}
         replaced = sorted(set(old_ids) - kept)
-        why = f"it has subsets this build drops or changes: {', '.join(replaced)} (adding subsets needs no --overwrite)"
+        why = _subset_conflict(old_plan, new_plan, replaced)
     else:
         kept, replaced = set(), ["all"]
-        why = f"other settings ({_differences(old_plan or {}, new_plan)})"
+        why = f"other settings: {_differences(old_plan or {}, new_plan)}"
     if not replaced:
         return previous
     if not overwrite:
         raise CorruptgenError(
-            f"{out} already holds a different build (plan {previous['plan_id']}, this is {plan.plan_id}): {why}; "
-            "use --overwrite to replace it or choose another --out"
+            f"{out} already holds a different build: {why}; use --overwrite to replace it, or another --out"
         )
     shards = previous["shards"]
     doomed = [rel for rel, rec in shards.items() if rec["subset"] not in kept]
@@ -113,6 +132,46 @@ def _keep(out: Path | Location, previous: dict[str, Any], plan: Plan, overwrite:
     }
 
 
+def _subset_conflict(old: dict[str, Any], new: dict[str, Any], replaced: list[str]) -> str:
+    """Why a build of the same settings cannot keep the subsets ``replaced``: changed ones, or ones it leaves out."""
+    old_subsets = {s["name"]: s for s in old["subsets"]}
+    new_subsets = {s["name"]: s for s in new["subsets"]}
+    changed = [name for name in replaced if name in new_subsets]
+    if changed:
+        name = changed[0]
+        keys = sorted(k for k in old_subsets[name].keys() | new_subsets[name].keys()
+                      if old_subsets[name].get(k) != new_subsets[name].get(k))  # fmt: skip
+        what = ", ".join(f"{k} {_shown(new_subsets[name].get(k))} (built: {_shown(old_subsets[name].get(k))})"
+                         for k in keys)  # fmt: skip
+        return f"subset {name} rendered otherwise: {what}" + (f" (and {len(changed) - 1} more)" if changed[1:] else "")
+    added = [name for name in new_subsets if name not in old_subsets]
+    return (f"subsets this build does not ask for ({_names(replaced)}) while it adds {_names(added)}: to keep them "
+            "add them to --subsets (a build may add subsets, or ask for some of those built, not both)")  # fmt: skip
+
+
+#: plan settings -> the ``corruptgen build`` flag that sets them
+_SETTING_FLAGS = {"spec": "--source", "limit": "--limit", "image_column": "--image-column",
+                  "label_column": "--label-column", "seed": "--seed", "shard_size": "--shard-size",
+                  "image_format": "--format", "quality": "--quality", "split": "--split", "max_pixels": "--max-pixels",
+                  "max_bytes": "--max-bytes", "preprocess": "--preprocess/--size"}  # fmt: skip
+
+
 def _differences(old: dict[str, Any], new: dict[str, Any]) -> str:
-    keys = sorted(k for k in set(old) | set(new) if k not in _NOT_SETTINGS and old.get(k) != new.get(k))
-    return ", ".join(keys[:4]) + " differ" if keys else "an older manifest"
+    """The settings two plans differ in, as flags with this build's value and the built one's."""
+
+    def flat(plan: dict[str, Any]) -> dict[str, Any]:
+        settings = {k: v for k, v in plan.items() if k not in NOT_SETTINGS and k != "source"}
+        return {**settings, **(plan.get("source") or {})}
+
+    before, after = flat(old), flat(new)
+    keys = sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
+    if not keys:
+        return "an older manifest"
+    return ", ".join(f"{_SETTING_FLAGS.get(k, k)} {_shown(after.get(k))} (built: {_shown(before.get(k))})"
+                     for k in keys)  # fmt: skip
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, dict) and "name" in value:  # a preprocessing preset
+        return f"{value['name']}" + (f" {value['crop']}px" if value.get("crop") else "")
+    return "none" if value is None else str(value)

@@ -7,6 +7,7 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from .commands import command_groups, positive_int, register_commands
 from .errors import CorruptgenError
@@ -92,20 +93,24 @@ def add_family_options(build_parser: argparse.ArgumentParser, names: Sequence[st
 
 def _cmd_build(args) -> int:
     from .api import build
+    from .errors import NoSamplesError
     from .options import RayOptions
 
-    result = build(
-        args.benchmark, source=args.source, out=args.out, subsets=args.subsets, clean=args.clean, limit=args.limit,
-        workers=args.workers, seed=args.seed, image_format=args.image_format, quality=args.quality,
-        shard_size=args.shard_size, split=args.split, preprocess=args.preprocess, image_column=args.image_column,
-        label_column=args.label_column, max_pixels=args.max_pixels, max_bytes=args.max_bytes, overwrite=args.overwrite,
-        progress=args.progress,
-        device=args.device, batch_size=args.batch_size, io_threads=args.io_threads, size=args.size, engine=args.engine,
-        card=args.card,
-        ray=RayOptions(address=args.address, num_cpus=args.task_cpus, num_gpus=args.task_gpus),
-        wait_lock=args.wait_lock, force_unlock=args.force_unlock,
-        **{k: getattr(args, k) for k in args.family_options if getattr(args, k) is not None},
-    )  # fmt: skip
+    try:
+        result = build(
+            args.benchmark, source=args.source, out=args.out, subsets=args.subsets, clean=args.clean, limit=args.limit,
+            workers=args.workers, seed=args.seed, image_format=args.image_format, quality=args.quality,
+            shard_size=args.shard_size, split=args.split, preprocess=args.preprocess, image_column=args.image_column,
+            label_column=args.label_column, max_pixels=args.max_pixels, max_bytes=args.max_bytes,
+            overwrite=args.overwrite, progress=args.progress, device=args.device, batch_size=args.batch_size,
+            io_threads=args.io_threads, size=args.size, engine=args.engine, card=args.card,
+            ray=RayOptions(address=args.address, num_cpus=args.task_cpus, num_gpus=args.task_gpus),
+            wait_lock=args.wait_lock, force_unlock=args.force_unlock,
+            **{k: getattr(args, k) for k in args.family_options if getattr(args, k) is not None},
+        )  # fmt: skip
+    except NoSamplesError as e:  # a user error (exit 2), or what --strict reports (exit 1)
+        print(f"corruptgen: error: {e}", file=sys.stderr)
+        return 1 if args.strict else 2
     print(result.summary())
     counts = result.manifest["counts"]
     if args.strict and (counts["skipped_inputs"] or counts["failed_samples"]):
@@ -193,13 +198,24 @@ def _cmd_verify(args) -> int:
         print(f"checksum mismatch: {rel}")
     for rel in report.unexpected:
         print(f"not in manifest: {rel}")
+    for line in report.ids:
+        print(f"id mismatch: {line}")
     print(report.summary(strict=args.strict))
     return 0 if report.ok and not (args.strict and report.unexpected) else 1
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line usage errors (no usage block), exit 2, like every other user error."""
+
+    def error(self, message: str) -> NoReturn:
+        command = self.prog.removeprefix("corruptgen").strip()
+        where = f"{command}: " if command else ""
+        self.exit(2, f"corruptgen: error: {where}{message} (see `{self.prog} --help`)\n")
+
+
 def build_parser() -> tuple[argparse.ArgumentParser, dict]:
     """The ``corruptgen`` parser with every registered command group, and ``{command: handler}``."""
-    parser = argparse.ArgumentParser(prog="corruptgen", description=__doc__)
+    parser = _Parser(prog="corruptgen", description=__doc__)
     parser.add_argument("--version", action="version", version=f"corruptgen {_version()}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     handlers = {}
@@ -287,9 +303,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # e.g. `corruptgen list syn2nat | head`
         sys.stderr.close()
         return 0
-    except OSError as e:  # e.g. an unwritable output directory or a full disk
+    except OSError as e:  # e.g. a read-only output directory or a full disk: exit 1 is for --strict and verify
         print(f"corruptgen: error: {e.strerror or e}: {e.filename or ''}".rstrip(": "), file=sys.stderr)
-        return 1
+        return 2
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .build_dir import check_output, prepare_output, settings_id, subset_ids
+from .build_dir import check_output, prepare_output, reuse_built, settings_id, subset_ids
 from .chunk import ChunkTask, source_for
 from .errors import CorruptgenError
 from .executors import run_tasks
@@ -167,6 +167,7 @@ def render(
     out: Path | Location = local if local is not None else _open_remote(str(out_dir), run.workers, run.engine)
     target = out if isinstance(out, Path) else str(out)  # what the manifest functions and the tasks are given
     check_output(out, plan)  # read-only: nothing is written before the lock is held
+    plan, invocation = reuse_built(out, plan, invocation, overwrite)  # asks for subsets already built: keep the rest
     source = source_for(plan)
     n = len(source)
     if n == 0:

@@ -12,3 +12,7 @@ class UnknownNameError(CorruptgenError, KeyError):
 
     def __str__(self) -> str:  # KeyError would quote the message
         return str(self.args[0]) if self.args else ""
+
+
+class NoSamplesError(CorruptgenError):
+    """A build in which every input (or every sample) was skipped: nothing to load or evaluate."""

@@ -7,16 +7,19 @@ from __future__ import annotations
 import json
 import os
 import platform
+import re
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from ._version import __version__
 from .errors import CorruptgenError
 from .io.hashing import sha256_file
-from .io.storage import local_path, location
-from .manifest_schema import validate_manifest
+from .io.storage import hub_dataset, hub_url, local_path, location
+from .manifest_schema import KNOWN_FIELDS, validate_manifest
+from .plan import digest, settings_id, subset_ids
 
 MANIFEST = "manifest.json"
 FORMAT_VERSION = 1
@@ -67,7 +70,27 @@ def _parse_manifest(raw: bytes, where: str) -> dict[str, Any]:
         data = json.loads(raw)
     except ValueError as e:
         raise CorruptgenError(f"{where} is not a readable corruptgen manifest ({e})") from None
+    refuse_newer(data, where)
     return validate_manifest(data, where)
+
+
+def refuse_newer(data: Any, where: str) -> None:
+    """A manifest written by a newer corruptgen (a higher format version, or fields this one does not know) is
+    refused in one line before anything reads or rewrites it: rewriting would drop what this version cannot see."""
+    if not isinstance(data, dict):
+        return
+    version = data.get("corruptgen_manifest", FORMAT_VERSION)
+    unknown = sorted(str(k) for k in data if k not in KNOWN_FIELDS)
+    newer = isinstance(version, int) and not isinstance(version, bool) and version > FORMAT_VERSION
+    if not (newer or unknown):
+        return
+    versions = data.get("versions")
+    writer = versions.get("corruptgen") if isinstance(versions, dict) else None
+    what = f"manifest format {version}" if newer else f"fields {', '.join(unknown[:4])}"
+    raise CorruptgenError(
+        f"{where} was written by a newer corruptgen{f' {writer}' if writer else ''} ({what}; this corruptgen "
+        f"{__version__} reads manifest format {FORMAT_VERSION}): upgrade corruptgen (pip install -U corruptgen)"
+    )
 
 
 def manifest_bytes(manifest: dict[str, Any]) -> bytes:
@@ -91,6 +114,32 @@ def write_manifest(out_dir: str | os.PathLike, manifest: dict[str, Any]) -> Path
     return path
 
 
+def _builds_in(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir() if (p / MANIFEST).is_file() or (p / "data").is_dir())
+
+
+def not_a_build(root: Path, what: str) -> CorruptgenError:
+    """The one-line error for a local folder that is not a build (``what`` it lacks), naming the builds it holds, as
+    ``corruptgen-out`` holds ``syn2nat``."""
+    builds = _builds_in(root)
+    hint = f"; it holds the builds {', '.join(builds)}: pass one of them" if builds else ""
+    return CorruptgenError(f"{what}: not a build directory{hint}")
+
+
+def missing_build(where: str | os.PathLike) -> CorruptgenError:
+    """The one-line error for a local path that does not exist: the builds its folder holds, or how to name a Hub
+    dataset when it looks like one (``owner/name``: the Hub is read only for ``hf:owner/name``)."""
+    text = str(where)
+    parent = Path(text).expanduser().parent
+    builds = _builds_in(parent) if parent.is_dir() else []
+    hint = ""
+    if builds:
+        hint = f"; {parent} holds the builds {', '.join(builds)}"
+    elif re.fullmatch(r"[\w.-]+/[\w.-]+", text) and not text.startswith("."):
+        hint = f"; to read the Hub dataset {text}, write hf:{text}"
+    return CorruptgenError(f"no build directory at {text}: the path does not exist (not a build directory){hint}")
+
+
 @dataclass
 class VerifyReport:
     """Result of :func:`verify`: ``ok`` when every shard is present with the recorded checksum."""
@@ -100,10 +149,11 @@ class VerifyReport:
     mismatched: list[str] = field(default_factory=list)
     unexpected: list[str] = field(default_factory=list)
     complete: bool = True
+    ids: list[str] = field(default_factory=list)  # ids that differ from the ones the plan gives
 
     @property
     def ok(self) -> bool:
-        return not (self.missing or self.mismatched) and self.complete
+        return not (self.missing or self.mismatched or self.ids) and self.complete
 
     def summary(self, strict: bool = False) -> str:
         """One line; with ``strict`` a tar file the manifest does not list fails the check too."""
@@ -111,23 +161,45 @@ class VerifyReport:
         parts = [f"{self.checked} shards checked", f"{len(self.missing)} missing", f"{len(self.mismatched)} mismatched"]
         if self.unexpected:
             parts.append(f"{len(self.unexpected)} not in the manifest")
+        if self.ids:
+            parts.append(f"{len(self.ids)} ids differ from the plan's")
         if not self.complete:
             parts.append("build incomplete (re-run the build to finish it)")
         return f"verify {status}: " + ", ".join(parts)
 
 
+def id_mismatches(manifest: dict[str, Any]) -> list[str]:
+    """Every id the manifest records that differs from the one its plan gives (the plan id, the settings id and each
+    subset's id, recomputed from ``manifest["plan"]``): an edited plan whose ids were kept does not pass."""
+    plan = manifest.get("plan")
+    if plan is None:
+        return []
+    given = {"plan_id": digest(plan), "settings_id": settings_id(plan)}
+    given |= {f"subsets.{name}.id": sid for name, sid in subset_ids(plan).items()}
+    recorded = {"plan_id": manifest["plan_id"], "settings_id": manifest.get("settings_id")}
+    recorded |= {f"subsets.{name}.id": rec.get("id") for name, rec in (manifest.get("subsets") or {}).items()}
+    return [f"{key}: recorded {value}, the plan gives {given.get(key)}"
+            for key, value in recorded.items() if value is not None and value != given.get(key)]  # fmt: skip
+
+
 def verify(out_dir: str | os.PathLike) -> VerifyReport:
-    """Re-hash every shard of a build directory (or URL: each shard is streamed) against its manifest."""
+    """Re-hash every shard of a build directory (or URL, or Hub dataset ``hf:owner/name``: each shard is streamed)
+    against its manifest."""
+    hub = hub_dataset(out_dir)
+    if hub is not None:
+        return _verify_remote(hub_url(*hub))
     if local_path(out_dir) is None:
         return _verify_remote(str(out_dir))
     root = local_path(out_dir)
     assert root is not None
+    if not root.exists():
+        raise missing_build(out_dir)
     if not root.is_dir():
-        raise CorruptgenError(f"no build directory at {root}")
+        raise CorruptgenError(f"no build directory at {root}: not a directory")
     manifest = load_manifest(root)
     if manifest is None:
-        raise CorruptgenError(f"no {MANIFEST} in {root}: not a corruptgen build directory")
-    report = VerifyReport(complete=bool(manifest.get("complete")))
+        raise not_a_build(root, f"no {MANIFEST} in {root}")
+    report = VerifyReport(complete=bool(manifest.get("complete")), ids=id_mismatches(manifest))
     for rel, rec in sorted(manifest["shards"].items()):
         path = root / rel
         if rec.get("samples", 0) == 0 and rec.get("sha256") is None:
@@ -147,10 +219,17 @@ def verify(out_dir: str | os.PathLike) -> VerifyReport:
 
 def _verify_remote(url: str) -> VerifyReport:
     loc = location(url)
-    manifest = load_manifest(url)
+    try:
+        manifest = load_manifest(url)
+    except CorruptgenError:
+        raise
+    except Exception as e:  # missing credentials, unknown repo, no network
+        from .io.remote_errors import read_failure
+
+        raise read_failure(e, url) from None
     if manifest is None:
         raise CorruptgenError(f"no {MANIFEST} at {url}: not a corruptgen build")
-    report = VerifyReport(complete=bool(manifest.get("complete")))
+    report = VerifyReport(complete=bool(manifest.get("complete")), ids=id_mismatches(manifest))
     for rel, rec in sorted(manifest["shards"].items()):
         if rec.get("samples", 0) == 0 and rec.get("sha256") is None:
             continue

@@ -98,7 +98,10 @@ def _plan(value: Any, where: str) -> None:
 
 _TOP_REQUIRED = {"plan_id": _STR, "shards": _shards}
 _TOP_OPTIONAL = {"benchmark": _STR, "complete": _BOOL, "plan": _plan, "subsets": _subsets, "skipped": _skipped,
-                 "counts": _DICT, "source": _DICT, "versions": _DICT, "settings_id": _STR}  # fmt: skip
+                 "counts": _DICT, "source": _DICT, "versions": _DICT, "settings_id": _STR,
+                 "corruptgen_manifest": _COUNT, "invocation": _DICT}  # fmt: skip
+#: every top-level field this corruptgen writes: any other one comes from a newer corruptgen
+KNOWN_FIELDS = frozenset(_TOP_REQUIRED) | frozenset(_TOP_OPTIONAL)
 
 
 def validate_manifest(data: Any, where: str) -> dict[str, Any]:

@@ -142,8 +142,7 @@ class Plan:
     @property
     def plan_id(self) -> str:
         """sha256 (first 16 hex digits) of the canonical JSON of the plan."""
-        blob = json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
-        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+        return digest(self.to_dict())
 
     def subset(self, name: str) -> Subset:
         for s in self.subsets:
@@ -155,3 +154,24 @@ class Plan:
 def _frozen(value: Any) -> Any:
     """JSON lists back to the tuples a plan holds."""
     return tuple(_frozen(v) for v in value) if isinstance(value, list) else value
+
+
+def digest(value: Any) -> str:
+    """sha256 (first 16 hex digits) of ``value``'s canonical JSON (sorted keys, no spaces): every id of a build."""
+    return hashlib.sha256(json.dumps(value, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:16]
+
+
+#: plan keys that are not settings: the subsets and the family options that only chose them
+NOT_SETTINGS = ("subsets", "family_options")
+
+
+def settings_id(plan: dict[str, Any]) -> str:
+    """sha256 (16 hex digits) of a plan's settings: its canonical JSON without the subsets and the options that only
+    chose them."""
+    return digest({k: v for k, v in plan.items() if k not in NOT_SETTINGS})
+
+
+def subset_ids(plan: dict[str, Any]) -> dict[str, str]:
+    """Each subset's id: the settings id and the subset's own record, hashed together."""
+    common = settings_id(plan)
+    return {s["name"]: digest({"settings": common, "subset": s}) for s in plan["subsets"]}

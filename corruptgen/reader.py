@@ -1,5 +1,5 @@
 """The one reader of a build: a local directory, any fsspec URL (``s3://``, ``memory://``, ...) or a Hub dataset
-repository (``owner/name[@revision]``, ``hf://datasets/owner/name``).
+repository, named as one (``hf:owner/name[@revision]``, ``hf://datasets/owner/name``).
 
 Evaluation, coverage, loaders, export and cards all open a build here: :meth:`Build.open` resolves where it is,
 reads and validates ``manifest.json`` (a build without one, e.g. a Hub repo of plain shards, is read from its
@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,11 +18,9 @@ from typing import Any
 
 from .errors import CorruptgenError
 from .io.layout import shard_subset
-from .io.storage import is_url, local_path
+from .io.storage import hub_dataset, hub_url, local_path
 from .io.tarread import iter_samples
-from .manifest import MANIFEST, load_manifest
-
-_REPO_RE = re.compile(r"^(?:hf://datasets/|hub:)?(?P<repo>[\w.-]+/[\w.-]+)(?:@(?P<rev>[\w./-]+))?$")
+from .manifest import MANIFEST, load_manifest, missing_build, not_a_build
 
 
 @dataclass
@@ -46,16 +43,15 @@ class Build:
     def open(cls, where: str | os.PathLike, *, revision: str | None = None) -> Build:
         """Open a local build directory, an fsspec URL or a Hub dataset id; unusable places fail in one line."""
         text = str(where)
-        local = local_path(where) if is_url(text) or Path(text).expanduser().exists() else None
-        if local is not None:
-            return cls._open_local(local.expanduser())
-        if is_url(text) and not text.startswith("hf://"):
+        hub = hub_dataset(where)
+        if hub is not None:
+            return cls._open_remote(hub_url(hub[0], revision or hub[1]))
+        local = local_path(where)
+        if local is None:
             return cls._open_remote(text.rstrip("/"))
-        match = None if text.startswith((".", "/", "~", os.sep)) else _REPO_RE.match(text)
-        if match is None:
-            raise CorruptgenError(f"no build directory at {where} (nor a Hub dataset id owner/name)")
-        rev = revision or match["rev"]
-        return cls._open_remote(f"hf://datasets/{match['repo']}" + (f"@{rev}" if rev else ""))
+        if not local.expanduser().exists():
+            raise missing_build(where)
+        return cls._open_local(local.expanduser())
 
     @classmethod
     def _open_local(cls, root: Path) -> Build:
@@ -66,9 +62,7 @@ class Build:
         if (root / "data").is_dir():
             found = _group([p.relative_to(root).as_posix() for p in (root / "data").glob("*/*.tar")])
         if manifest is None and not found:
-            builds = sorted(p.name for p in root.iterdir() if (p / MANIFEST).is_file() or (p / "data").is_dir())
-            hint = f"; it holds the builds {', '.join(builds)}: pass one of them" if builds else ""
-            raise CorruptgenError(f"no {MANIFEST} and no data/<subset>/*.tar in {root}: not a build directory{hint}")
+            raise not_a_build(root, f"no {MANIFEST} and no data/<subset>/*.tar in {root}")
         return cls(root.resolve(), manifest or {}, None, found)
 
     @classmethod
@@ -85,10 +79,9 @@ class Build:
         except CorruptgenError:
             raise
         except Exception as e:  # missing credentials, unknown repo, no network
-            from .io.remote_errors import describe
+            from .io.remote_errors import read_failure
 
-            first = str(e).splitlines()[0] if str(e) else ""
-            raise describe(e, base) or CorruptgenError(f"cannot read {base}: {type(e).__name__}: {first}") from None
+            raise read_failure(e, base) from None
         if manifest is None and not found:
             raise CorruptgenError(f"{base}: no {MANIFEST} and no data/<subset>/*.tar shards")
         return cls(Path("."), manifest or {}, base, found)

@@ -261,10 +261,13 @@ def test_adding_subsets_reuses_every_shard_untouched(tmp_path, capsys):
                              shard_size=2)  # fmt: skip
     assert fresh.manifest["shards"] == manifest["shards"]
 
-    with pytest.raises(CorruptgenError, match="drops or changes: iso_noise, posterize"):
-        corruptgen.build("syn2nat", subsets="solarize", **kw)
-    with pytest.raises(CorruptgenError, match="seed differ"):
+    narrower = corruptgen.build("syn2nat", subsets="solarize", **kw)  # asks for subsets already built: keeps the rest
+    assert (narrower.written_shards, narrower.reused_shards) == (0, 8) and narrower.manifest == manifest
+    assert "nothing to render; its 2 other subsets (posterize, iso_noise) are kept" in capsys.readouterr().err
+    with pytest.raises(CorruptgenError, match=r"other settings: --seed 1 \(built: 0\); use --overwrite"):
         corruptgen.build("syn2nat", subsets="solarize,posterize,iso_noise,affines", seed=1, **kw)
+    with pytest.raises(CorruptgenError, match=r"does not ask for \(iso_noise, posterize\) while it adds affines"):
+        corruptgen.build("syn2nat", subsets="solarize,affines", **kw)
     assert snapshot(root / "data") == after
     result = corruptgen.build("syn2nat", subsets="solarize", overwrite=True, **kw)
     assert (result.written_shards, result.reused_shards) == (0, 4)
@@ -289,8 +292,8 @@ def test_more_severities_add_subsets(tmp_path):
     assert {rel: v for rel, v in snapshot(tmp_path / "imagenet-c/data").items() if rel in before} == before
     fresh = corruptgen.build("imagenet-c", severities="1,3", out=tmp_path / "fresh", subsets="gaussian_noise", limit=1)
     assert fresh.manifest["shards"] == result.manifest["shards"]
-    with pytest.raises(CorruptgenError, match="drops or changes: gaussian_noise_s3"):
-        corruptgen.build("imagenet-c", severities="1", **kw)
+    fewer = corruptgen.build("imagenet-c", severities="1", **kw)  # built already: gaussian_noise_s3 is kept
+    assert fewer.manifest["plan_id"] == result.manifest["plan_id"] and fewer.written_shards == 0
 
 
 def test_symlinked_subset_folder_of_the_earlier_build_is_refused(build_copy, tmp_path, capsys):

@@ -211,7 +211,7 @@ def _load_benchmarks(path: str) -> list[list[str]]:
 def add_commands(sub) -> dict:
     """Register ``eval``, ``report`` and ``analyze``; returns their handlers."""
     p = sub.add_parser("eval", help="evaluate models on a build (local directory or Hub dataset)")
-    p.add_argument("source", help="build directory (<out>/<benchmark>) or Hub dataset id owner/name[@revision]")
+    p.add_argument("source", help="build directory (<out>/<benchmark>) or Hub dataset hf:owner/name[@revision]")
     p.add_argument("--model", action="append", default=[], metavar="[NAME=]SPEC",
                    help="efficientnet_lite0 (default) | module:attribute | torchscript:<path> | torchvision:<name> | "
                    "timm:<name>; repeatable")  # fmt: skip

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import tarfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -24,7 +23,6 @@ from ..errors import CorruptgenError
 from ..io.layout import shard_subset
 
 IMAGE_EXTS = {"jpg", "jpeg", "png", "webp", "bmp", "tif", "tiff", "ppm"}
-_REPO_RE = re.compile(r"^(?:hf://datasets/|hub:)?(?P<repo>[\w.-]+/[\w.-]+)(?:@(?P<rev>[\w./-]+))?$")
 
 
 @dataclass
@@ -117,16 +115,17 @@ def _hub_location(repo: str, revision: str | None):
 
 
 def open_source(spec: str | os.PathLike, *, streaming: bool | None = None, revision: str | None = None) -> EvalSource:
-    """Resolve a local build directory or a Hub dataset id (``owner/name[@revision]``, ``hf://datasets/...``)."""
+    """Resolve a local build directory or a Hub dataset (``hf:owner/name[@revision]``, ``hf://datasets/...``)."""
+    from ..io.storage import hub_dataset
+    from ..reader import Build
+
     text = str(spec)
-    if not text.startswith("hf://"):
+    hub = hub_dataset(text)
+    if hub is None:
         from ..io.storage import require_local
 
-        require_local(text, "eval", " or name a Hub dataset (owner/name or hf://datasets/owner/name)")
-    path = Path(text).expanduser()
-    if path.exists():
-        from ..reader import Build
-
+        require_local(text, "eval", " or name a Hub dataset (hf:owner/name or hf://datasets/owner/name)")
+        path = Path(text).expanduser()
         build = Build.open(path)
         rels = [rel for name in build.found for rel in build.found[name]]
         if not rels:
@@ -135,10 +134,7 @@ def open_source(spec: str | os.PathLike, *, streaming: bool | None = None, revis
         src = EvalSource(text, "local", str(build.root), build.manifest or None, subsets,
                          True if streaming is None else streaming)  # fmt: skip
     else:
-        m = _REPO_RE.match(text)
-        if not m:
-            raise CorruptgenError(f"{text} is neither a build directory nor a Hub dataset id (owner/name)")
-        src = _open_hub(text, m["repo"], revision or m["rev"], streaming)
+        src = _open_hub(text, hub[0], revision or hub[1], streaming)
     src.checksums.update(_attach_manifest(src.subsets, src.manifest))
     plan_order = [s.get("name") for s in ((src.manifest or {}).get("plan") or {}).get("subsets", [])]
     if plan_order:  # the plan's order (e.g. Syn2Nat categories) rather than alphabetical

@@ -11,7 +11,7 @@ from ..commands import register_commands
 @register_commands("export")
 def add_commands(sub) -> dict:
     p = sub.add_parser("export", help="write a build as a folder tree (the ImageNet-C layout RobustBench reads)")
-    p.add_argument("build", nargs="?", help="a build directory, an fsspec URL or a Hub dataset id (owner/name)")
+    p.add_argument("build", nargs="?", help="a build directory, an fsspec URL or a Hub dataset hf:owner/name")
     p.add_argument("--out", help="the folder to write (made if missing)")
     p.add_argument("--layout", default="imagenet-c", help="the folder layout (default imagenet-c; see --layouts)")
     p.add_argument("--subsets", default=None, help="comma-separated subset names (default: every subset)")

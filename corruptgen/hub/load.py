@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import CorruptgenError
+from ..io.storage import hub_dataset
 from .card import README, Build, card_marker
 from .card_yaml import ScanResult, class_names, record_label
 from .features import scan_subset
@@ -36,7 +37,8 @@ def load(
     """One subset of a build as a ``datasets.Dataset`` (or ``IterableDataset`` with ``streaming=True``).
 
     Args:
-        path_or_repo: a local build directory (``<out>/<benchmark>``) or a Hub dataset repository (``user/name``).
+        path_or_repo: a local build directory (``<out>/<benchmark>``) or a Hub dataset repository
+            (``hf:user/name[@revision]``; a bare ``user/name`` is a local path).
         subset: the subset (= Hub config), e.g. ``"solarize"`` or ``"gaussian_noise_s3"``; default: the card's default.
         split: the split (default: the build's, ``test``); a Hub repository with several splits and ``split=None``
             gives a ``DatasetDict``.
@@ -51,10 +53,10 @@ def load(
 
     from ..io.storage import require_local
 
-    if not str(path_or_repo).startswith("hf://"):
+    hub = hub_dataset(path_or_repo)
+    if hub is None:
         require_local(path_or_repo, "corruptgen.load", "; corruptgen.torch_loader streams shards from any fsspec URL")
-    local = Path(path_or_repo)
-    if local.is_dir():
+        local = Path(path_or_repo)
         build = Build.open(local)
         configs = build.configs()
         if not configs:
@@ -73,12 +75,12 @@ def load(
         features = schema.features(class_names=class_names(build, ScanResult({subset: schema}, {}, {}, labels)))
         return datasets.load_dataset("webdataset", data_files={split: shards}, split=split, streaming=streaming,
                                      features=features, **kwargs)  # fmt: skip
-    if isinstance(path_or_repo, Path) or str(path_or_repo).startswith((".", "/", "~")):
-        raise CorruptgenError(f"no build directory at {path_or_repo}")
+    if hub[1] is not None:
+        kwargs.setdefault("revision", hub[1])
     try:
-        ds = datasets.load_dataset(str(path_or_repo), name=subset, split=split, streaming=streaming, **kwargs)
+        ds = datasets.load_dataset(hub[0], name=subset, split=split, streaming=streaming, **kwargs)
     except datasets.exceptions.DatasetNotFoundError as e:
-        raise CorruptgenError(f"{path_or_repo}: no such local directory or Hub dataset (or no access): {e}") from None
+        raise CorruptgenError(f"{path_or_repo}: no such Hub dataset (or no access): {e}") from None
     if split is None and isinstance(ds, (datasets.DatasetDict, datasets.IterableDatasetDict)) and len(ds) == 1:
         return next(iter(ds.values()))
     return ds

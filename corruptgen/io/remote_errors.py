@@ -88,3 +88,8 @@ def remote_errors(url: str, *, bucket: str | None = None) -> Iterator[None]:
         if mapped is None or mapped is e:
             raise
         raise mapped from None
+
+
+def read_failure(e: BaseException, url: str) -> CorruptgenError:
+    """The one-line error for a failed read of ``url``: :func:`describe`'s, else the exception's first line."""
+    return describe(e, url) or CorruptgenError(f"cannot read {url}: {type(e).__name__}: {_first_line(e)}")

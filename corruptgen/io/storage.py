@@ -43,6 +43,25 @@ def is_url(location: str | os.PathLike) -> bool:
     return isinstance(location, str) and bool(_URL.match(location))
 
 
+_HUB_RE = re.compile(r"^(?:hf://datasets/|hf:|hub:)(?P<repo>[\w.-]+/[\w.-]+)(?:@(?P<rev>[\w./-]+))?$")
+
+
+def hub_dataset(where: str | os.PathLike) -> tuple[str, str | None] | None:
+    """``(owner/name, revision)`` when ``where`` names a Hub dataset repository, else ``None``.
+
+    A Hub repository is read only when asked for: ``hf:owner/name[@revision]`` or ``hf://datasets/owner/name[@rev]``
+    (``hub:`` as ``hf:``). Anything else is a path or an fsspec URL: ``corruptgen-out/imagenet-c`` or ``no/such`` that
+    does not exist is a missing build directory, never a Hub id (docs/hub.md, "Where a build is read from").
+    """
+    match = _HUB_RE.match(str(where)) if isinstance(where, str) else None
+    return None if match is None else (match["repo"], match["rev"])
+
+
+def hub_url(repo: str, revision: str | None = None) -> str:
+    """The fsspec URL of a Hub dataset repository (``hf://datasets/owner/name[@revision]``)."""
+    return f"hf://datasets/{repo}" + (f"@{revision}" if revision else "")
+
+
 def _protocol(url: str) -> str:
     return re.split(r"://|::", url, maxsplit=1)[0].lower()
 

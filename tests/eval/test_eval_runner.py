@@ -87,7 +87,7 @@ def test_hub_layout_streaming_and_not_give_the_same_predictions(tiny_syn2nat, tm
     _hub_mirror(tiny_syn2nat, tmp_path, monkeypatch)
     local = evaluate(tiny_syn2nat, [fake_model()], report=False).predictions[0]
     for streaming, workers in ((True, 0), (False, 2)):
-        run = evaluate("owner/bench", [fake_model()], streaming=streaming, workers=workers, report=False)
+        run = evaluate("hf:owner/bench", [fake_model()], streaming=streaming, workers=workers, report=False)
         pred = run.predictions[0]
         assert (pred.top5 == local.top5).all() and pred.key.tolist() == local.key.tolist()
         data = run.results[0]["data"]
@@ -200,7 +200,7 @@ def test_missing_subset_and_not_a_build(tiny_syn2nat, tmp_path, capsys):
     assert err.startswith("corruptgen: error: unknown subset") and err.count("\n") == 1
     with pytest.raises(CorruptgenError, match="holds the builds syn2nat: pass one of them"):
         evaluate(tiny_syn2nat.parent, [fake_model()])
-    with pytest.raises(CorruptgenError, match="neither a build directory nor a Hub dataset id"):
+    with pytest.raises(CorruptgenError, match=r"the path does not exist \(not a build directory\)"):
         evaluate(str(tmp_path / "no" / "such" / "dir"), [fake_model()])
 
 

@@ -130,12 +130,13 @@ def test_make_plan_sizes_shards_from_the_source_and_an_explicit_size_wins(tmp_pa
     assert corruptgen.make_plan("syn2nat", source=source, shard_size=1000).shard_size == 1000
 
 
-def test_a_build_whose_inputs_are_all_skipped_still_succeeds_without_a_card(tmp_path):
+def test_a_build_whose_inputs_are_all_skipped_fails_without_a_card(tmp_path):
     (tmp_path / "bad").mkdir()
     for i in range(2):
         (tmp_path / "bad" / f"broken{i}.jpg").write_bytes(b"not a jpeg")
     out = tmp_path / "out"
+    # no samples: an error (issue N4)
     assert main(["build", "syn2nat", "--source", f"imagefolder:{tmp_path / 'bad'}", "--subsets", "solarize",
-                 "--out", str(out), "--no-progress"]) == 0  # fmt: skip
+                 "--out", str(out), "--no-progress"]) == 2  # fmt: skip
     assert json.loads((out / "syn2nat/manifest.json").read_text())["counts"]["skipped_inputs"] == 2
     assert not (out / "syn2nat/README.md").exists()

@@ -137,7 +137,7 @@ def test_hub_repositories_go_through_datasets_and_hf_urls(syn2nat_pristine, monk
         return datasets.DatasetDict({"test": datasets.Dataset.from_dict({"x": [1]})})
 
     monkeypatch.setattr(datasets, "load_dataset", fake_load_dataset)
-    ds = load("someone/syn2nat", subset="solarize", streaming=False, revision="v1")
+    ds = load("hf:someone/syn2nat", subset="solarize", streaming=False, revision="v1")
     assert isinstance(ds, datasets.Dataset)  # a single split is returned as such
     assert calls == [("someone/syn2nat", {"name": "solarize", "split": None, "streaming": False, "revision": "v1"})]
 
@@ -152,6 +152,6 @@ def test_hub_repositories_go_through_datasets_and_hf_urls(syn2nat_pristine, monk
         return real_open(url.replace(prefix, f"file://{syn2nat_pristine}/"), *args, **kwargs)
 
     monkeypatch.setattr(fsspec, "open", redirect)
-    loader = torch_loader("someone/syn2nat", subsets=["clean"], revision="v1", decode="raw")
+    loader = torch_loader("hf:someone/syn2nat", subsets=["clean"], revision="v1", decode="raw")
     assert loaded_keys(loader) == manifest_keys(syn2nat_pristine, ["clean"])
     assert opened == [prefix + "manifest.json", prefix + "data/clean/test-00000.tar"]

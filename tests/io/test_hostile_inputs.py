@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 import corruptgen
-from corruptgen.errors import CorruptgenError
+from corruptgen.errors import CorruptgenError, NoSamplesError
 from corruptgen.io.decode import DEFAULT_MAX_BYTES, BadImageError, decode_image
 from corruptgen.io.sources import open_source
 from corruptgen.plan import Plan
@@ -202,9 +202,11 @@ def test_max_bytes_option_keeps_plan_ids_and_skips(tmp_path: Path, hostile_folde
     folder = tmp_path / "in"
     folder.mkdir()
     os.link(hostile_folder / "ok.jpg", folder / "ok.jpg")
-    r = corruptgen.build("syn2nat", source=f"imagefolder:{folder}", out=tmp_path / "out", subsets="posterize",
+    with pytest.raises(NoSamplesError, match="file too large"):  # its one input skipped: no samples, an error
+        corruptgen.build("syn2nat", source=f"imagefolder:{folder}", out=tmp_path / "out", subsets="posterize",
                          max_bytes=1000)  # fmt: skip
-    assert [s["reason"].split(":")[0] for s in r.manifest["skipped"]] == ["file too large"]
+    manifest = json.loads((tmp_path / "out/syn2nat/manifest.json").read_text())
+    assert [s["reason"].split(":")[0] for s in manifest["skipped"]] == ["file too large"]
     from corruptgen.hub.card_body import _command
     from corruptgen.reader import Build
 

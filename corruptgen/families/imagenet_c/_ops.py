@@ -14,7 +14,6 @@ import functools
 
 import cv2
 import numpy as np
-from scipy import ndimage
 
 _CV2_BORDER = {"nearest": cv2.BORDER_REPLICATE, "reflect": cv2.BORDER_REFLECT, "mirror": cv2.BORDER_REFLECT_101,
                "constant": cv2.BORDER_CONSTANT}  # fmt: skip
@@ -31,6 +30,8 @@ def gaussian(x: np.ndarray, sigma: float, *, mode: str = "nearest", truncate: fl
     if sigma <= 0:
         return x.copy()
     if exact:
+        from scipy import ndimage  # here: scipy.ndimage costs ~0.2 CPU-s to import, most corruptions never call it
+
         return ndimage.gaussian_filter(x, (sigma, sigma, 0)[: x.ndim], mode=mode, truncate=truncate)
     radius = int(truncate * float(sigma) + 0.5)
     ksize = 2 * radius + 1
@@ -65,6 +66,8 @@ def gaussian_reflect_2d(u: np.ndarray, sigma: float, *, truncate: float = 3.0) -
     """
     radius = int(truncate * float(sigma) + 0.5)
     if 2 * radius + 1 <= 33:
+        from scipy import ndimage
+
         return ndimage.gaussian_filter(u, sigma, mode="reflect", truncate=truncate)
     h, w = u.shape
     return (

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import cv2
 import numpy as np
-from scipy import ndimage
 
 from ._frost import REFERENCE_TEXTURES, fitted_texture, frost_crop
 from ._hsv import hsv_adjust_uint8
@@ -180,6 +179,8 @@ def spatter(x: np.ndarray, loc: float, scale: float, sigma: float, threshold: fl
         out = img.copy()
         out[wet] = img[wet] + m[wet][:, None] * _WATER
     else:
+        from scipy import ndimage  # here: ~0.2 CPU-s to import, for mud spatter only
+
         mask = np.where(liquid > threshold, 1, 0).astype(np.float32)
         m = ndimage.gaussian_filter(mask, intensity, mode="nearest", truncate=4.0)  # float32 out, as skimage
         m[m < 0.8] = 0

@@ -9,7 +9,6 @@ pure: the randomness lives in the callers.
 from __future__ import annotations
 
 import numpy as np
-from scipy.ndimage import zoom as _scizoom
 
 from ..imagenet_c import motion_blur
 from ..imagenet_c.weather import water_relief
@@ -28,6 +27,8 @@ def magick_motion_blur(image: np.ndarray, radius: float, sigma: float, angles: n
 
 def clipped_zoom(image: np.ndarray, zoom_factor: float) -> np.ndarray:
     """The reference ``clipped_zoom``: zoom the central ``ceil(h / z)`` square by ``z`` (scipy, order 1), crop ``h``."""
+    from scipy.ndimage import zoom as _scizoom  # scipy.ndimage loads on first use: not at `corruptgen list`
+
     h = image.shape[0]
     ch = int(np.ceil(h / zoom_factor))
     top = (h - ch) // 2

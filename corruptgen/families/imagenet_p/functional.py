@@ -17,8 +17,6 @@ from collections.abc import Iterable
 import cv2
 import numpy as np
 from PIL import Image
-from skimage.color import hsv2rgb, rgb2hsv
-from skimage.filters import gaussian
 
 from . import geometry
 from ._helpers import clipped_zoom, magick_motion_blur, spatter_water
@@ -133,6 +131,8 @@ def brightness(crop: np.ndarray) -> np.ndarray:
     skimage's ``hsv2rgb`` multiplies every output channel by V (``p = v·(1 − s)``, ``q``, ``t``, ``v``), so
     ``hsv2rgb(h, s, v') = v' · hsv2rgb(h, s, 1)`` bit for bit; the hue/saturation part is computed once.
     """
+    from skimage.color import hsv2rgb, rgb2hsv  # scikit-image loads on first use: not at `corruptgen list`
+
     hsv = rgb2hsv(crop / 255.0)
     shifts = np.array([(i - 15) * 2 / 100 for i in range(31)])
     values = np.clip(hsv[None, ..., 2] + shifts[:, None, None], 0, 1)
@@ -143,6 +143,8 @@ def brightness(crop: np.ndarray) -> np.ndarray:
 
 def gaussian_blur(crop: np.ndarray) -> np.ndarray:
     """31 frames: skimage ``gaussian(x, σ = 0.25 + 0.035·i, truncate=6)`` per channel."""
+    from skimage.filters import gaussian
+
     x = crop / 255.0
     return np.stack([_u8(255 * gaussian(x, sigma=0.25 + 0.035 * i, channel_axis=-1, truncate=6.0))
                      for i in range(31)])  # fmt: skip
@@ -155,6 +157,8 @@ def spatter(crop: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     with ``[0.05, 0.1, 0.15, 0.7]`` (``np.convolve(..., mode='same')``: ``out[m] = .05 c[m+1] + .1 c[m] + .15 c[m-1]
     + .7 c[m-2]``, zeros outside), which moves the drops down by about two pixels a frame.
     """
+    from skimage.filters import gaussian
+
     h, w = crop.shape[:2]
     x = crop.astype(np.float32) / 255.0
     liquid = gaussian(rng.normal(loc=0.65, scale=0.27, size=(h, w)), sigma=3.7)

@@ -7,14 +7,43 @@ parameter keeps one JSON type across samples), so a sample's output depends only
 
 from __future__ import annotations
 
+import os
+import sys
 import threading
 from collections.abc import Callable
+from types import ModuleType
 from typing import Any
 
 import numpy as np
 
 from ...corruptions.registry import ApplyFn, Params
 
+
+def albumentations() -> ModuleType:
+    """``albumentations``, imported on first use (~0.8 CPU-s, so ``corruptgen list`` and other families never pay
+    it) without ``albumentations.pytorch`` — its ``__init__`` imports that adapter, and with it torch (~2 CPU-s),
+    whenever torch is installed, and no corruption uses it — and without its update check (a network request)."""
+    if "albumentations" not in sys.modules:
+        os.environ.setdefault("NO_ALBUMENTATIONS_UPDATE", "1")
+        skip = "albumentations.pytorch" not in sys.modules
+        if skip:
+            sys.modules["albumentations.pytorch"] = None  # type: ignore[assignment]  # its import then fails, caught
+        try:
+            import albumentations  # noqa: F401
+        finally:
+            if skip and sys.modules.get("albumentations.pytorch") is None:
+                del sys.modules["albumentations.pytorch"]  # importable later, by whoever asks for it
+    return sys.modules["albumentations"]
+
+
+class _LazyAlbumentations:
+    """``albumentations`` for transform factories: an attribute imports it (see :func:`albumentations`)."""
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(albumentations(), name)
+
+
+LAZY_ALBUMENTATIONS: Any = _LazyAlbumentations()
 _DROP_KEYS = frozenset({"shape", "fill_mask", "bbox_matrix", "matrix_bbox", "output_shape"})
 MAX_ARRAY_ELEMENTS = 64
 

@@ -11,12 +11,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-import albumentations as A
 import cv2
 import numpy as np
 
 from ...corruptions.registry import Corruption, Params, register
-from . import albu052 as legacy
+from .albu import LAZY_ALBUMENTATIONS as A
 from .albu import albumentations_fn
 
 FAMILY = "syn2nat"
@@ -45,6 +44,17 @@ def _border(image: np.ndarray, rng: np.random.Generator, **_: Any) -> tuple[np.n
     return out, {"crop": [ch, cw]}
 
 
+def _port(name: str) -> Callable[[], Any]:
+    """A factory of the albumentations 0.5.2 port ``name`` (:mod:`.albu052`, imported when first built)."""
+
+    def make() -> Any:
+        from . import albu052
+
+        return getattr(albu052, name)()
+
+    return make
+
+
 def _jpeg() -> Any:
     return A.ImageCompression(quality_range=(5, 15), compression_type="jpeg", p=1)
 
@@ -69,7 +79,7 @@ _TABLE: list[_Spec] = [
      {"brightness": [0.3, 1.7], "contrast": [0.3, 1.7], "saturation": [0.3, 1.7], "hue": [-0.7, 0.7]},
      lambda: A.ColorJitter(brightness=0.7, contrast=0.7, saturation=0.7, hue=0.7, p=1), "exact per sub-operation"),
     ("Cutout", "cutout", 2, "Cutout(num_holes=1, max_h_size=150, max_w_size=150)",
-     {"num_holes": 1, "hole_size": 150, "fill": 0}, legacy.LegacyCutout, "port of 0.5.2 (centre anywhere, clipped)"),
+     {"num_holes": 1, "hole_size": 150, "fill": 0}, _port("LegacyCutout"), "port of 0.5.2 (centre anywhere, clipped)"),
     ("Downscale", "downscale", 5, "Downscale(scale_min=0.45, scale_max=0.45)",
      {"scale": 0.45, "interpolation": "nearest"},
      lambda: A.Downscale(
@@ -78,16 +88,16 @@ _TABLE: list[_Spec] = [
          p=1,
      ), "exact"),
     ("ElasticTransform", "elastic_transform", None, "ElasticTransform(border_mode=1, value=0)",
-     {"alpha": 1, "sigma": 50, "alpha_affine": 50, "border": "replicate"}, legacy.LegacyElasticTransform,
+     {"alpha": 1, "sigma": 50, "alpha_affine": 50, "border": "replicate"}, _port("LegacyElasticTransform"),
      "port of 0.5.2 (alpha_affine removed in 2.x)"),
     ("Emboss", "emboss", 3, "IAAEmboss(alpha=(1.0, 1.0))", {"alpha": [1.0, 1.0], "strength": [0.2, 0.7]},
      lambda: A.Emboss(alpha=(1.0, 1.0), strength=(0.2, 0.7), p=1), "exact"),
-    ("Flip", "flip", None, "Flip()", {"flip_code": [-1, 0, 1]}, legacy.LegacyFlip, "port of 0.5.2"),
+    ("Flip", "flip", None, "Flip()", {"flip_code": [-1, 0, 1]}, _port("LegacyFlip"), "port of 0.5.2"),
     ("GaussianBlur", "gaussian_blur", None, "GaussianBlur(blur_limit=(9, 13))",
-     {"ksize": {"9": 0.2, "11": 0.4, "13": 0.4}, "sigma": "OpenCV default for sigma=0"}, legacy.LegacyGaussianBlur,
+     {"ksize": {"9": 0.2, "11": 0.4, "13": 0.4}, "sigma": "OpenCV default for sigma=0"}, _port("LegacyGaussianBlur"),
      "port of 0.5.2 (exact cv2.GaussianBlur, sigma=0)"),
     ("GaussNoise", "gauss_noise", None, "GaussNoise(var_limit=(500.0, 1000.0), mean=0)",
-     {"var": [500.0, 1000.0], "mean": 0}, legacy.LegacyGaussNoise, "port of 0.5.2 (variance drawn uniformly)"),
+     {"var": [500.0, 1000.0], "mean": 0}, _port("LegacyGaussNoise"), "port of 0.5.2 (variance drawn uniformly)"),
     ("GridDistortion", "grid_distortion", None, "GridDistortion(distort_limit=1)",
      {"num_steps": 5, "distort_limit": [-1, 1], "border": "reflect_101"},
      lambda: A.GridDistortion(
@@ -103,19 +113,20 @@ _TABLE: list[_Spec] = [
      {"quality": [5, 15]}, _jpeg, "exact"),
     ("InvertImg", "invert_img", None, "InvertImg()", {}, lambda: A.InvertImg(p=1), "exact"),
     ("ISONoise", "iso_noise", 5, "ISONoise(color_shift=(0.2, 0.5), intensity=(0.5, 1.0))",
-     {"color_shift": [0.2, 0.5], "intensity": [0.5, 1.0]}, legacy.LegacyISONoise, "port of 0.5.2 (2.x is ~2x weaker)"),
+     {"color_shift": [0.2, 0.5], "intensity": [0.5, 1.0]}, _port("LegacyISONoise"),
+     "port of 0.5.2 (2.x is ~2x weaker)"),
     ("JpegCompression", "jpeg_compression", None, "JpegCompression(quality_lower=5, quality_upper=15)",
      {"quality": [5, 15]}, _jpeg, "exact (same corruption as image_compression)"),
     ("MedianBlur", "median_blur", None, "MedianBlur(blur_limit=(5, 11))", {"blur_limit": [5, 11]},
      lambda: A.MedianBlur(blur_limit=(5, 11), p=1), "exact"),
     ("MotionBlur", "motion_blur", None, "MotionBlur(blur_limit=(11, 17))", {"blur_limit": [11, 17]},
-     legacy.LegacyMotionBlur, "port of 0.5.2 kernel generator"),
+     _port("LegacyMotionBlur"), "port of 0.5.2 kernel generator"),
     ("MultiplicativeNoise", "multiplicative_noise", None,
      "MultiplicativeNoise(multiplier=(0.7, 1.3), elementwise=True)",
      {"multiplier": [0.7, 1.3], "per_channel": False, "elementwise": True},
      lambda: A.MultiplicativeNoise(multiplier=(0.7, 1.3), per_channel=False, elementwise=True, p=1), "equivalent"),
     ("OpticalDistortion", "optical_distortion", None, "OpticalDistortion(distort_limit=4, shift_limit=4)",
-     {"distort_limit": [-4, 4], "shift_limit": [-4, 4], "border": "reflect_101"}, legacy.LegacyOpticalDistortion,
+     {"distort_limit": [-4, 4], "shift_limit": [-4, 4], "border": "reflect_101"}, _port("LegacyOpticalDistortion"),
      "port of 0.5.2 (2.x dropped shift_limit)"),
     ("Perspective", "perspective", 2, "IAAPerspective(scale=(0.1, 0.3))", {"scale": [0.1, 0.3], "fill": 0},
      lambda: A.Perspective(
@@ -130,14 +141,14 @@ _TABLE: list[_Spec] = [
     ("RandomContrast", "random_contrast", 4, "RandomContrast(limit=1.5)", {"alpha": [-0.5, 2.5]},
      lambda: A.RandomBrightnessContrast(brightness_limit=(0, 0), contrast_limit=(-1.5, 1.5), p=1), "exact"),
     ("RandomFog", "random_fog", None, "RandomFog(fog_coef_lower=0.8)", {"fog_coef": [0.8, 1.0], "alpha_coef": 0.08},
-     legacy.LegacyFog, "port of 0.5.2 (2.x changed the algorithm)"),
+     _port("LegacyFog"), "port of 0.5.2 (2.x changed the algorithm)"),
     ("RandomGamma", "random_gamma", 4, "RandomGamma(gamma_limit=(300, 1000))", {"gamma": [3.0, 10.0]},
      lambda: A.RandomGamma(gamma_limit=(300, 1000), p=1), "exact"),
     ("RandomGridShuffle", "random_grid_shuffle", None, "RandomGridShuffle(grid=(4, 4))", {"grid": [4, 4]},
      lambda: A.RandomGridShuffle(grid=(4, 4), p=1), "equivalent"),
     ("RandomRain", "random_rain", 3, "RandomRain()",
      {"slant": [-10, 10], "drop_length": 20, "drop_width": 1, "drop_color": [200, 200, 200], "blur_value": 7,
-      "brightness_coefficient": 0.7, "drops": "H*W//600"}, legacy.LegacyRandomRain, "port of 0.5.2 (drop count)"),
+      "brightness_coefficient": 0.7, "drops": "H*W//600"}, _port("LegacyRandomRain"), "port of 0.5.2 (drop count)"),
     ("RandomShadow", "random_shadow", 1,
      "RandomShadow(shadow_roi=(0, 0, 1, 1), num_shadows_lower=2, num_shadows_upper=4, shadow_dimension=8)",
      {"num_shadows": [2, 4], "shadow_dimension": 8, "intensity": 0.5},
@@ -147,7 +158,7 @@ _TABLE: list[_Spec] = [
     ("RandomSnow", "random_snow", None, "RandomSnow()", {"snow_point": [0.1, 0.3], "brightness_coeff": 2.5},
      lambda: A.RandomSnow(snow_point_range=(0.1, 0.3), brightness_coeff=2.5, method="bleach", p=1), "near"),
     ("RandomSunFlare", "random_sun_flare", 1, "RandomSunFlare(src_radius=200)",
-     {"flare_roi": [0, 0, 1, 0.5], "src_radius": 200, "angle": [0, 1], "circles": [6, 10]}, legacy.LegacySunFlare,
+     {"flare_roi": [0, 0, 1, 0.5], "src_radius": 200, "angle": [0, 1], "circles": [6, 10]}, _port("LegacySunFlare"),
      "port of 0.5.2 (2.x caps the sun alpha)"),
     ("RGBShift", "rgb_shift", None, "RGBShift(r_shift_limit=200, g_shift_limit=200, b_shift_limit=200)",
      {"shift": [-200, 200]},

@@ -26,7 +26,6 @@ import numpy as np
 
 from ...corruptions.registry import Corruption, Params, register
 from ...plan import IMAGE_FORMATS
-from ...quality.steerable import MIN_SIZE
 from .domains import DOMAINS, NAMES, Domain
 from .ops_blur import smooth_disk
 from .ops_noise import poisson_quantile
@@ -98,6 +97,8 @@ def _check_stratum(name: str, stratum: Any) -> tuple[int, int]:
 
 def _prepare(name: str, image: np.ndarray, rng: np.random.Generator, stratum: Any) -> tuple[float, dict]:
     """Check one input and draw its quantile (stratified) and its field, in that order."""
+    from ...quality.steerable import MIN_SIZE  # imports torch, as every VCR render does (not `corruptgen list`)
+
     position, count = _check_stratum(name, stratum)
     h, w = image.shape[:2]
     if min(h, w) < MIN_SIZE:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import special
 
 from .ops_common import Field, _identity_at_zero, _u8, _u8_unit
 
@@ -42,6 +41,8 @@ def poisson_quantile(u: np.ndarray, mu: np.ndarray, z: np.ndarray | None = None,
     small = mu < exact_below
     if not small.all():
         big = ~small
+        from scipy import special  # scipy.special loads on first use (~0.3 CPU-s): not at `corruptgen list`
+
         m = mu[big]
         zz = special.ndtri(u[big]) if z is None else np.asarray(z, dtype=np.float64)[big]
         sd = np.sqrt(m)
@@ -67,6 +68,8 @@ def poisson_quantile(u: np.ndarray, mu: np.ndarray, z: np.ndarray | None = None,
 
 
 def _shot_draw(rng: np.random.Generator, shape: tuple[int, int]) -> Field:
+    from scipy import special
+
     u = rng.random((*shape, 3))
     return {"u": u, "z": special.ndtri(u)}
 

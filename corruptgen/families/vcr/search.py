@@ -30,16 +30,16 @@ import hashlib
 import io
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
-import torch
 from PIL import Image
-from scipy.interpolate import PchipInterpolator
 
 from ...io.codec import encode_image
-from ...quality.vif import VIFReference, vif
-from ...quality.vif import one_torch_thread as one_torch_thread  # re-exported: the family's callers use it
 from .domains import Domain
+
+if TYPE_CHECKING:
+    from ...quality.vif import VIFReference
 
 #: Revision of the search algorithm, part of every uniform-mode VCR plan (a build resumed by another revision would
 #: mix two searches): 1 = groups with spare candidates per round (corruptgen ≤ 0.3), 2 = one candidate per member
@@ -56,6 +56,13 @@ TOL = 0.004
 ROUNDS = 16
 #: Rounds in a row whose bracket did not halve before a bisection step (interpolation alone can creep along a kink).
 STALLS = 3
+
+
+def one_torch_thread():
+    """:func:`corruptgen.quality.vif.one_torch_thread`, imported when used (`corruptgen list` never loads torch)."""
+    from ...quality.vif import one_torch_thread as inner
+
+    return inner()
 
 
 def stored(image: np.ndarray, image_format: str = "jpg", quality: int = 85) -> np.ndarray:
@@ -83,6 +90,8 @@ class Scorer:
     @classmethod
     def group(cls, cleans: list[np.ndarray], image_format: str = "jpg", quality: int = 85) -> Scorer:
         """One scorer for the clean images of a group (row i = ``cleans[i]``)."""
+        from ...quality.vif import VIFReference
+
         self = cls(cleans[0], image_format, quality)
         if len(cleans) > 1:
             self.reference = VIFReference.stack([reference(c, image_format, self.quality)[1] for c in cleans])
@@ -101,6 +110,10 @@ class Scorer:
 
     def exact(self, image: np.ndarray) -> float:
         """float64 VIF of one candidate as stored: the value written to the sample's json."""
+        import torch
+
+        from ...quality.vif import vif
+
         value = vif(self.clean, stored(image, self.image_format, self.quality), dtype=torch.float64)
         return round(float(value), STORED_DECIMALS)
 
@@ -113,6 +126,10 @@ REFERENCE_CACHE = 16
 def reference(clean: np.ndarray, image_format: str, quality: int) -> tuple[np.ndarray, VIFReference]:
     """``clean`` as stored and its float64 :class:`VIFReference` (always prepared alone, so a cached one is
     bit-identical to a fresh one), cached by content."""
+    import torch
+
+    from ...quality.vif import VIFReference
+
     key = (hashlib.blake2b(clean.tobytes(), digest_size=16).digest(), clean.shape, image_format, int(quality))
     hit = _REFERENCES.get(key)
     if hit is None:
@@ -253,6 +270,8 @@ def _guess(xs: np.ndarray, dv: np.ndarray, a: int, b: int, target: float) -> flo
     if len(x_k) < 3 or not (x_k[0] <= lo and hi <= x_k[-1]):
         return lo + (target - dv[a]) / (dv[b] - dv[a]) * (hi - lo)
     grid = np.linspace(lo, hi, 257)
+    from scipy.interpolate import PchipInterpolator  # ~0.3 CPU-s to import: not at `corruptgen list`
+
     values = PchipInterpolator(x_k, y_k)(grid)
     return float(grid[int(np.argmin(np.abs(values - target)))])
 

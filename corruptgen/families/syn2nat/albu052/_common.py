@@ -16,7 +16,20 @@ from typing import Any
 
 import numpy as np
 
+from ..albu import albumentations
+
 Color = tuple[int, int, int]
+
+
+def _base_class() -> type:
+    albumentations()  # imported first through here: without its torch adapter (see there)
+    from albumentations.core.transforms_interface import ImageOnlyTransform
+
+    return ImageOnlyTransform
+
+
+#: albumentations' base class of every port
+ImageOnlyTransform = _base_class()
 
 
 def _pair(value: float | Sequence[float], name: str) -> tuple[float, float]:

@@ -6,7 +6,8 @@ from typing import Any
 
 import cv2
 import numpy as np
-from albumentations.core.transforms_interface import ImageOnlyTransform
+
+from ._common import ImageOnlyTransform
 
 # ----------------------------------------------------------------------------------------------------------------------
 # GaussianBlur

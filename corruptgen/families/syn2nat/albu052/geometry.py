@@ -8,10 +8,9 @@ from typing import Any
 
 import cv2
 import numpy as np
-from albumentations.core.transforms_interface import ImageOnlyTransform
 from scipy.ndimage import gaussian_filter
 
-from ._common import _hw, _pair
+from ._common import ImageOnlyTransform, _hw, _pair
 
 # ----------------------------------------------------------------------------------------------------------------------
 # ElasticTransform

@@ -8,9 +8,8 @@ from typing import Any
 
 import cv2
 import numpy as np
-from albumentations.core.transforms_interface import ImageOnlyTransform
 
-from ._common import Color, _hw
+from ._common import Color, ImageOnlyTransform, _hw
 
 # cv2 drawing functions take C ints; 0.5.2's RandomSunFlare could hand them a coordinate beyond this and crash.
 _INT32_MAX = 2**31 - 1

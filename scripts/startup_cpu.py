@@ -1,0 +1,68 @@
+"""CPU-seconds (user + sys) of corruptgen's start-up, each command in a fresh process: ``corruptgen list`` and
+one-image builds of single families (the whole command: start-up plus one image), with ``import numpy, cv2`` as the
+floor every command pays. Medians of ``--runs`` runs; the commands of every set are interleaved run by run, so load
+on a shared machine hits them alike. One thread for BLAS/OpenMP (``OMP_NUM_THREADS=1`` and friends).
+
+    python scripts/startup_cpu.py [--runs 7] [--baseline-src DIR]
+
+``--baseline-src DIR`` also runs every command with another corruptgen source tree first on ``PYTHONPATH`` (e.g.
+the commit before a change: ``git archive <rev> corruptgen | tar -x -C DIR``) and prints both.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+
+FLOOR = ["-c", "import numpy, cv2"]
+COMMANDS = {
+    "import numpy, cv2 (floor)": FLOOR,
+    "corruptgen list": ["-m", "corruptgen", "list"],
+    "build imagenet-c, 1 image": ["-m", "corruptgen", "build", "imagenet-c", "--subsets", "gaussian_noise",
+                                  "--severities", "1", "--limit", "1", "--no-card", "--no-progress", "--out", "{out}"],
+    "build syn2nat solarize, 1 image": ["-m", "corruptgen", "build", "syn2nat", "--subsets", "solarize", "--limit",
+                                        "1", "--no-card", "--no-progress", "--out", "{out}"],
+}  # fmt: skip
+THREADS = {name: "1" for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
+
+
+def cpu_seconds(argv: list[str], env: dict[str, str]) -> float:
+    """user + sys CPU-seconds of ``python argv`` in a fresh process, run in an empty folder made and removed here
+    (its ``{out}``): a source tree in the working directory would shadow ``PYTHONPATH``."""
+    out = tempfile.mkdtemp(prefix="startup-")
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    command = [sys.executable, *(a.replace("{out}", out) for a in argv)]
+    subprocess.run(command, env=env, check=True, cwd=out, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    shutil.rmtree(out)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--baseline-src", default=None, help="a corruptgen source tree to compare with")
+    args = parser.parse_args()
+    sets = {"this tree": {**os.environ, **THREADS}}
+    if args.baseline_src:
+        path = os.pathsep.join(p for p in (args.baseline_src, os.environ.get("PYTHONPATH")) if p)
+        sets = {"baseline": {**os.environ, **THREADS, "PYTHONPATH": path}, **sets}
+    times: dict[tuple[str, str], list[float]] = {(s, c): [] for s in sets for c in COMMANDS}
+    for _ in range(args.runs):
+        for command, argv in COMMANDS.items():
+            for name, env in sets.items():
+                times[name, command].append(cpu_seconds(argv, env))
+    print(f"CPU-seconds (user+sys), median of {args.runs} fresh processes, 1 BLAS/OpenMP thread, {os.cpu_count()} CPUs")
+    print(f"{'command':34s}" + "".join(f"{name:>12s}" for name in sets))
+    for command in COMMANDS:
+        print(f"{command:34s}" + "".join(f"{statistics.median(times[n, command]):12.2f}" for n in sets))
+
+
+if __name__ == "__main__":
+    main()
