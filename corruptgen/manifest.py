@@ -100,10 +100,11 @@ class VerifyReport:
     mismatched: list[str] = field(default_factory=list)
     unexpected: list[str] = field(default_factory=list)
     complete: bool = True
+    stale: list[str] | None = None  # with ``source=True``: what no longer matches the source, one line each
 
     @property
     def ok(self) -> bool:
-        return not (self.missing or self.mismatched) and self.complete
+        return not (self.missing or self.mismatched or self.stale) and self.complete
 
     def summary(self, strict: bool = False) -> str:
         """One line; with ``strict`` a tar file the manifest does not list fails the check too."""
@@ -111,15 +112,28 @@ class VerifyReport:
         parts = [f"{self.checked} shards checked", f"{len(self.missing)} missing", f"{len(self.mismatched)} mismatched"]
         if self.unexpected:
             parts.append(f"{len(self.unexpected)} not in the manifest")
+        if self.stale is not None:
+            shards = sum(1 for line in self.stale if line.startswith("data/"))
+            parts.append(f"{shards} shards stale against the source" if self.stale else "source unchanged")
+            parts += [line for line in self.stale if not line.startswith("data/")]
         if not self.complete:
             parts.append("build incomplete (re-run the build to finish it)")
         return f"verify {status}: " + ", ".join(parts)
 
 
-def verify(out_dir: str | os.PathLike) -> VerifyReport:
-    """Re-hash every shard of a build directory (or URL: each shard is streamed) against its manifest."""
-    if local_path(out_dir) is None:
-        return _verify_remote(str(out_dir))
+def verify(out_dir: str | os.PathLike, *, source: bool = False) -> VerifyReport:
+    """Re-hash every shard of a build directory (or URL: each shard is streamed) against its manifest; with
+    ``source``, also read every input of the build's source again and report the shards it no longer matches
+    (:func:`corruptgen.fingerprint.verify_source`)."""
+    report = _verify_remote(str(out_dir)) if local_path(out_dir) is None else _verify_local(out_dir)
+    if source:
+        from .fingerprint import verify_source
+
+        report.stale = verify_source(load_manifest(out_dir))
+    return report
+
+
+def _verify_local(out_dir: str | os.PathLike) -> VerifyReport:
     root = local_path(out_dir)
     assert root is not None
     if not root.is_dir():
