@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from .corruptions import get
+from .errors import CorruptgenError
 from .io.decode import BadImageError
 from .io.sources import Source, open_source
 from .plan import Plan, SourceSpec
@@ -196,6 +197,8 @@ def _same_size(source: Source, built_from: dict | None) -> bool:
 
 def verify_source(manifest: dict[str, Any]) -> list[str]:
     """What of a build no longer matches its source, one line each (reads every input once; empty: all match)."""
+    if "plan" not in manifest:
+        raise CorruptgenError("the manifest records no plan: its source cannot be checked")
     plan = Plan.from_dict(manifest["plan"])
     source = open_plan_source(plan.source)
     check = SourceCheck(plan, source)

@@ -102,6 +102,8 @@ class WorkerPool:
             while todo or self._busy():
                 self._assign(fn, todo)
                 busy = self._busy()
+                if not busy:  # every worker handed a task had died while idle: start fresh ones
+                    continue
                 ready = wait([w.conn for w in busy] + [w.process.sentinel for w in busy])
                 for worker in busy:
                     if worker.conn in ready or worker.process.sentinel in ready:
