@@ -12,13 +12,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import encode, small_photo
 
 import corruptgen
+from corruptgen.errors import CorruptgenError
+from corruptgen.io.sources import open_source
 
 
 def _npy(tmp_path: Path, request) -> tuple[str, Callable[[], None]]:
-    images = np.stack([small_photo(n, step=16)[:16, :16] for n in ("chelsea", "coffee", "rocket")])
+    photo = request.getfixturevalue("photo")
+    images = np.stack([photo(n, step=16)[:16, :16] for n in ("chelsea", "coffee", "rocket")])
     path = tmp_path / "images.npy"
     np.save(path, images)
 
@@ -31,7 +33,7 @@ def _npy(tmp_path: Path, request) -> tuple[str, Callable[[], None]]:
 
 
 def _webdataset(tmp_path: Path, request) -> tuple[str, Callable[[], None]]:
-    root = request.getfixturevalue("wds_shards")
+    root, encode, photo = (request.getfixturevalue(name) for name in ("wds_shards", "encode", "photo"))
 
     def change() -> None:
         with tarfile.open(root / "clean-000.tar") as tar:
@@ -39,7 +41,7 @@ def _webdataset(tmp_path: Path, request) -> tuple[str, Callable[[], None]]:
         with tarfile.open(root / "clean-000.tar", "w") as tar:
             for member, data in members:
                 if member.name == "s0001.jpg":
-                    data = encode(small_photo("astronaut", 8), "JPEG")
+                    data = encode(photo("astronaut", 8), "JPEG")
                     member.size = len(data)
                 tar.addfile(member, io.BytesIO(data))
 
@@ -62,12 +64,12 @@ def _hf(tmp_path: Path, request) -> tuple[str, Callable[[], None]]:
 
 
 def _filelist(tmp_path: Path, request) -> tuple[str, Callable[[], None]]:
-    root = request.getfixturevalue("wnid_tree")
+    root, encode, photo = (request.getfixturevalue(name) for name in ("wnid_tree", "encode", "photo"))
     files = sorted(p.relative_to(root).as_posix() for p in root.rglob("*.JPEG"))
     (root / "list.txt").write_text("\n".join(files) + "\n")
 
     def change() -> None:
-        Path(root / files[1]).write_bytes(encode(small_photo("rocket", 8), "JPEG"))
+        Path(root / files[1]).write_bytes(encode(photo("rocket", 8), "JPEG"))
 
     return f"filelist:{root / 'list.txt'}", change
 
@@ -92,3 +94,21 @@ def test_unchanged_sources_render_nothing_and_changed_inputs_render_again(kind, 
     assert _tars(tmp_path / "out/syn2nat") == _tars(tmp_path / "fresh/syn2nat")
     assert again.manifest["shards"] == fresh.manifest["shards"]
     assert corruptgen.verify(tmp_path / "out/syn2nat", source=True).ok
+
+
+def test_no_source_kind_reads_a_build_directory(tmp_path, wds_shards, hf_parquet, encode, photo):
+    build = wds_shards / "out/syn2nat"  # a build's folder: it holds the build lock (and images, shards)
+    (build / "images").mkdir(parents=True)
+    (build / ".corruptgen.lock").write_text("{}")
+    (build / "images/grid.jpg").write_bytes(encode(photo("coffee", 8), "JPEG"))
+    (wds_shards / "list.txt").write_text("clean-000.tar\nout/syn2nat/images/grid.jpg\n")
+    listed = open_source(f"filelist:{wds_shards / 'list.txt'}")
+    assert "inside the corruptgen build directory" in listed.problems[1]
+    shutil.copy(wds_shards / "clean-000.tar", build / "copy.tar")
+    with pytest.raises(CorruptgenError, match="only shards inside the corruptgen build directory"):
+        open_source(f"webdataset:{wds_shards}/*/*/*.tar")  # only the build's tar matches
+    shards = open_source(f"webdataset:{wds_shards}/{{clean-000,out/syn2nat/copy,clean-001}}.tar").shards
+    assert shards == [str(wds_shards / "clean-000.tar"), str(wds_shards / "clean-001.tar")]
+    shutil.copytree(build, hf_parquet / "out/syn2nat")
+    with pytest.raises(CorruptgenError, match="holding the corruptgen build directory"):
+        open_source(f"hf:{hf_parquet}")

@@ -253,6 +253,21 @@ def build_dir_above(folder: str, top: str | None = None, seen: dict[str, bool] |
         here = parent
 
 
+def refuse_build_dir(folder: str, what: str, *, below: bool = False) -> None:
+    """Fail in one line when ``folder`` is in a corruptgen build directory (with ``below``: or holds one anywhere
+    under it): a build never reads a build's files as its source."""
+    inside = build_dir_above(folder)
+    where = "inside"
+    if inside is None and below:
+        found = (d for d, _, names in os.walk(folder, followlinks=False) if is_build_dir(d, names))
+        inside, where = next(found, None), "holding"
+    if inside is not None:
+        raise CorruptgenError(
+            f"{what} is {where} the corruptgen build directory {inside}; a build never reads a build's files as its "
+            "source: name the folder of the source images (or put --out elsewhere)"
+        )
+
+
 def too_many_bytes(shown: str, size: int | None, max_bytes: int) -> str:
     """The skip reason of an input over the byte cap (``size`` None: it grew past the cap while being read)."""
     has = "grew past the limit" if size is None else f"{size} bytes > limit"

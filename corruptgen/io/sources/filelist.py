@@ -19,8 +19,8 @@ from corruptgen.errors import CorruptgenError
 from corruptgen.io.decode import BadImageError
 
 from . import register_source
-from .base import Source, SourceItem, _path_keys, _read_file, _unique_keys, build_dir_above
-from .imagefolder import ImageFolderSource, refuse_build_dir
+from .base import Source, SourceItem, _path_keys, _read_file, _unique_keys, build_dir_above, refuse_build_dir
+from .imagefolder import ImageFolderSource
 
 
 class FileListSource(ImageFolderSource):

@@ -10,7 +10,7 @@ from typing import Any
 from corruptgen.errors import CorruptgenError
 from corruptgen.io.decode import BadImageError
 
-from .base import Source, SourceItem, _one_line, _read_file, _sanitize_key, _unique_keys
+from .base import Source, SourceItem, _one_line, _read_file, _sanitize_key, _unique_keys, refuse_build_dir
 
 _SPLIT_NAME = re.compile(r"^\w+(\.\w+)*$")
 _HF_LABEL_NAMES = ("label", "labels", "cls", "class", "target")
@@ -68,6 +68,8 @@ class HFSource(Source):
         """Loads the dataset (resolving ``self.split``), mapping every failure to CorruptgenError."""
         import datasets
 
+        if self.local_path is not None:  # a folder load_dataset lists recursively may hold a build: refused
+            refuse_build_dir(self.local_path, f"hf: {self.name}", below=not self.from_disk)
         try:
             if self.from_disk:
                 ds = datasets.load_from_disk(self.local_path)

@@ -14,9 +14,9 @@ from .base import (
     SourceItem,
     _path_keys,
     _read_file,
-    build_dir_above,
     file_identity,
     is_build_dir,
+    refuse_build_dir,
 )
 
 
@@ -86,16 +86,6 @@ class ImageFolderSource(Source):
     def _describe_extra(self) -> dict:
         left_out = {"build_dirs_left_out": self.build_dirs} if self.build_dirs else {}
         return {"path": self.root, "layout": self.layout, "num_classes": self.num_classes, **left_out}
-
-
-def refuse_build_dir(folder: str, what: str) -> None:
-    """Fail in one line when ``folder`` is (inside) a corruptgen build directory: a build never reads one."""
-    inside = build_dir_above(folder)
-    if inside is not None:
-        raise CorruptgenError(
-            f"{what} is inside the corruptgen build directory {inside}; a build never reads a build's files as its "
-            "source: name the folder of the source images"
-        )
 
 
 def _list_images(root: str) -> tuple[list[str], list[str]]:
