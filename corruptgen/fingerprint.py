@@ -34,6 +34,7 @@ from .io.sources import Source, open_source
 from .plan import Plan, SourceSpec
 
 FIELD = "source"  # the key of a shard record's fingerprint
+UNCHECKED = "no source fingerprint: rendered by an earlier corruptgen"  # why a record cannot be checked
 _CHUNK = re.compile(r"-(\d+)\.tar$")
 
 
@@ -138,13 +139,13 @@ class SourceCheck:
 
     def changed(self, rel: str, record: dict[str, Any], *, content: bool = False) -> str | None:
         """Why shard ``rel`` no longer matches the source (``None`` when it does); ``content``: also read every input
-        and compare the bytes. A record without a fingerprint is ``"no fingerprint"``."""
+        and compare the bytes. A record without a fingerprint is :data:`UNCHECKED`."""
         indices = self.indices(rel, record)
         if indices is None:
             return f"past the end of the source (it has {self.n} inputs now)"
         recorded = record.get(FIELD)
         if not isinstance(recorded, dict):
-            return "no fingerprint"
+            return UNCHECKED
         if indices not in self._inputs:
             self._inputs[indices] = _inputs_digest(self.source, indices, self._identity_of)
         if recorded.get("inputs") != self._inputs[indices]:
@@ -158,8 +159,8 @@ class SourceCheck:
         return None
 
     def name(self, indices: range) -> str:
-        keys = [self.source.items()[i].key for i in (indices if len(indices) <= 2 else (indices[0], indices[-1]))]
-        return " … ".join(keys) if len(indices) > 2 else ", ".join(keys)
+        keys = [self.source.items()[i].key for i in indices]
+        return ", ".join(keys) if len(keys) <= 2 else f"{keys[0]} … {keys[-1]}"
 
     def _identity_of(self, index: int) -> str:
         if index not in self._identity:
@@ -185,8 +186,10 @@ def stale_shards(plan: Plan, source: Source, shards: dict[str, dict], built_from
     stale = {}
     for rel, record in shards.items():
         why = check.changed(rel, record)
-        if why is not None and not (why == "no fingerprint" and same_size):
-            stale[rel] = why if why != "no fingerprint" else "rendered from a source with another number of inputs"
+        if why == UNCHECKED:
+            why = None if same_size else f"{why}, from a source with another number of inputs"
+        if why is not None:
+            stale[rel] = why
     return stale
 
 
@@ -208,8 +211,6 @@ def verify_source(manifest: dict[str, Any]) -> list[str]:
         lines.append(f"the source has {check.n} inputs now, the build was rendered from {built}")
     for rel, record in sorted(manifest["shards"].items()):
         why = check.changed(rel, record, content=True)
-        if why == "no fingerprint":
-            why = "no source fingerprint recorded (rendered by an earlier corruptgen): cannot be checked"
         if why is not None:
             lines.append(f"{rel}: {why}")
     return lines
