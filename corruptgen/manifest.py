@@ -114,7 +114,8 @@ class VerifyReport:
             parts.append(f"{len(self.unexpected)} not in the manifest")
         if self.stale is not None:
             shards = sum(1 for line in self.stale if line.startswith("data/"))
-            parts.append(f"{shards} shards stale against the source" if self.stale else "source unchanged")
+            stale = f"{shards} shard{'' if shards == 1 else 's'} stale against the source"
+            parts.append(stale if self.stale else "source unchanged")
             parts += [line for line in self.stale if not line.startswith("data/")]
         if not self.complete:
             parts.append("build incomplete (re-run the build to finish it)")
