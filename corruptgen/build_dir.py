@@ -54,7 +54,7 @@ def prepare_output(out: Path | Location, plan: Plan, inputs: int, *, overwrite: 
     if isinstance(out, Path):
         _refuse_links(out, plan, previous)  # again: the folder may have changed before the lock was held
     if previous is not None:
-        previous = _keep(out, previous, plan, overwrite)
+        previous = _keep(out, previous, plan, overwrite, inputs)
     if isinstance(out, Path):
         chunks = range(math.ceil(inputs / plan.shard_size))
         planned = [shard_relpath(s.name, c, plan.split) for s in plan.subsets for c in chunks]
@@ -100,7 +100,9 @@ def _names(names: list[str], most: int = 6) -> str:
     return ", ".join(names[:most]) + (f", ... ({len(names) - most} more)" if len(names) > most else "")
 
 
-def _keep(out: Path | Location, previous: dict[str, Any], plan: Plan, overwrite: bool) -> dict[str, Any] | None:
+def _keep(
+    out: Path | Location, previous: dict[str, Any], plan: Plan, overwrite: bool, inputs: int
+) -> dict[str, Any] | None:
     old_plan, new_plan = previous.get("plan"), _as_json(plan)
     if previous["plan_id"] == plan.plan_id:
         return previous
@@ -113,6 +115,9 @@ def _keep(out: Path | Location, previous: dict[str, Any], plan: Plan, overwrite:
     else:
         kept, replaced = set(), ["all"]
         why = f"other settings: {_differences(old_plan or {}, new_plan)}"
+        if _changed(old_plan or {}, new_plan) == ["shard_size"] and previous.get("source", {}).get("count") != inputs:
+            why += (f"; the source has {inputs} inputs now and the default --shard-size follows their number: "
+                    f"--shard-size {old_plan['shard_size']} resumes the earlier build")  # fmt: skip
     if not replaced:
         return previous
     if not overwrite:
@@ -154,6 +159,10 @@ _SETTING_FLAGS = {"spec": "--source", "limit": "--limit", "image_column": "--ima
                   "label_column": "--label-column", "seed": "--seed", "shard_size": "--shard-size",
                   "image_format": "--format", "quality": "--quality", "split": "--split", "max_pixels": "--max-pixels",
                   "max_bytes": "--max-bytes", "preprocess": "--preprocess/--size"}  # fmt: skip
+
+
+def _changed(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+    return sorted(k for k in set(old) | set(new) if k not in NOT_SETTINGS and old.get(k) != new.get(k))
 
 
 def _differences(old: dict[str, Any], new: dict[str, Any]) -> str:

@@ -25,12 +25,14 @@ import cv2
 import numpy as np
 
 from .corruptions import Corruption, get
+from .errors import CorruptgenError
+from .fingerprint import FIELD, ReadLog, open_plan_source, shard_inputs
 from .io.codec import dump_json, encode_fields
 from .io.decode import BadImageError, decode_image
 from .io.layout import shard_relpath
 from .io.shards import open_shard
-from .io.sources import Source, SourceItem, open_source
-from .lifeline import die_with_parent
+from .io.sources import Source, SourceItem
+from .lifeline import die_with_parent, stop_on_sigterm
 from .manifest import library_versions
 from .options import RenderOptions
 from .plan import Plan, Subset
@@ -49,6 +51,7 @@ class ChunkTask:
     stop: int
     subsets: tuple[str, ...]
     options: RenderOptions = field(default_factory=RenderOptions)
+    listing: str | None = None  # the driver's Source.listing_id(): a worker that lists another source refuses
 
 
 @dataclass
@@ -98,12 +101,18 @@ def _strata(seed: int, benchmark: str, subset: str, item_key: str, count: int) -
 _SOURCES: dict[Any, Source] = {}
 
 
-def source_for(plan: Plan) -> Source:
-    """The plan's source, opened once per process."""
+def source_for(plan: Plan, *, listing: str | None = None, refresh: bool = False) -> Source:
+    """The plan's source, opened once per process (``refresh``: scanned again now). With ``listing`` (the driver's
+    :meth:`~corruptgen.io.sources.Source.listing_id`), a source listed differently is scanned again, and refused if
+    it still differs: the source changed while the build ran."""
     key = plan.source
-    if key not in _SOURCES:
-        s = plan.source
-        _SOURCES[key] = open_source(s.spec, image_column=s.image_column, label_column=s.label_column, limit=s.limit)
+    if refresh or key not in _SOURCES or (listing is not None and _SOURCES[key].listing_id() != listing):
+        _SOURCES[key] = open_plan_source(key)
+    if listing is not None and _SOURCES[key].listing_id() != listing:
+        raise CorruptgenError(
+            f"the source {key.spec} changed while this build ran (it lists other items than when the build started); "
+            "run the same command again: it renders what changed"
+        )
     return _SOURCES[key]
 
 
@@ -124,7 +133,8 @@ class ChunkRenderer:
     def __init__(self, task: ChunkTask) -> None:
         self.task = task
         self.plan = plan = task.plan
-        self.source = source_for(plan)
+        self.source = source_for(plan, listing=task.listing)
+        self.reads = ReadLog(self.source, plan.max_bytes)  # what the shards are rendered from (their fingerprint)
         self.subsets = [plan.subset(name) for name in task.subsets]
         self.corruptions = {s.name: (get(s.corruption) if s.corruption else None) for s in self.subsets}
         self.writers = {
@@ -144,7 +154,7 @@ class ChunkRenderer:
 
     def render_item(self, index: int, item: SourceItem) -> None:
         try:
-            image = load_image(self.source, index, self.plan)
+            image = prepare_image(self.reads.read(index), self.plan)
         except BadImageError as e:
             image = e
         self.render_loaded(index, item, image)
@@ -250,7 +260,7 @@ class ChunkRenderer:
         index, repeat = divmod(number, subset.per_input)
         if index not in self.outside:
             try:
-                self.outside[index] = load_image(self.source, index, self.plan)
+                self.outside[index] = prepare_image(self.reads.read(index), self.plan)
             except BadImageError:
                 self.outside[index] = None
         image = self.outside[index]
@@ -295,13 +305,15 @@ class ChunkRenderer:
 
     def commit(self) -> dict[str, dict[str, Any]]:
         shards = {}
+        task, n = self.task, len(self.source)
         for name, shard in self.writers.items():
-            rel = shard_relpath(name, self.task.chunk, self.plan.split)
+            rel = shard_relpath(name, task.chunk, self.plan.split)
+            read = {FIELD: self.reads.record(shard_inputs(self.plan, name, task.start, task.stop, n))}
             if shard.count:
-                shards[rel] = {**shard.commit(), "subset": name, "chunk": self.task.chunk}
+                shards[rel] = {**shard.commit(), "subset": name, "chunk": task.chunk, **read}
             else:  # every input of this chunk was skipped for this subset: no file
                 shard.abort()
-                shards[rel] = {"sha256": None, "bytes": 0, "samples": 0, "subset": name, "chunk": self.task.chunk}
+                shards[rel] = {"sha256": None, "bytes": 0, "samples": 0, "subset": name, "chunk": task.chunk, **read}
         return shards
 
     def abort(self) -> None:
@@ -310,9 +322,11 @@ class ChunkRenderer:
 
 
 def worker_init(parent_pid: int | None = None) -> None:
-    """Worker-process initializer: die with ``parent_pid`` (the driver); one OpenCV and one torch thread per worker
-    (the pool already uses the cores)."""
+    """Worker-process initializer: die with ``parent_pid`` (the driver) and stop when it says so (SIGTERM); one
+    OpenCV and one torch thread per worker (the pool already uses the cores)."""
     die_with_parent(parent_pid)
+    if parent_pid is not None:
+        stop_on_sigterm()
     cv2.setNumThreads(1)
     os.environ.setdefault("OMP_NUM_THREADS", "1")  # read by torch when it is first imported
     if "torch" in sys.modules:

@@ -191,9 +191,11 @@ def _cmd_select(args) -> int:
 def _cmd_verify(args) -> int:
     from .manifest import verify
 
-    report = verify(args.directory)
+    report = verify(args.directory, source=args.source)
     for rel in report.missing:
         print(f"missing: {rel}")
+    for line in report.stale or ():
+        print(f"source changed: {line}")
     for rel in report.mismatched:
         print(f"checksum mismatch: {rel}")
     for rel in report.unexpected:
@@ -247,6 +249,8 @@ def _core_commands(sub) -> dict:
     p = sub.add_parser("verify", help="re-hash every shard of a build against its manifest")
     p.add_argument("directory")
     p.add_argument("--strict", action="store_true", help="exit 1 also for tar files the manifest does not list")
+    p.add_argument("--source", action="store_true",
+                   help="also read the source again: exit 1 if a shard no longer matches its inputs")  # fmt: skip
     return {"build": _cmd_build, "list": _cmd_list, "select": _cmd_select, "verify": _cmd_verify}
 
 

@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,6 +25,7 @@ from .build_dir import check_output, prepare_output, reuse_built, settings_id, s
 from .chunk import ChunkTask, source_for
 from .errors import CorruptgenError
 from .executors import run_tasks
+from .fingerprint import FIELD, stale_shards
 from .io.hashing import sha256_file
 from .io.layout import shard_relpath
 from .io.lock import build_lock
@@ -168,7 +171,7 @@ def render(
     target = out if isinstance(out, Path) else str(out)  # what the manifest functions and the tasks are given
     check_output(out, plan)  # read-only: nothing is written before the lock is held
     plan, invocation = reuse_built(out, plan, invocation, overwrite)  # asks for subsets already built: keep the rest
-    source = source_for(plan)
+    source = source_for(plan, refresh=True)  # as it is now: an earlier build in this process may have listed it
     n = len(source)
     if n == 0:
         raise CorruptgenError(f"source {plan.source.spec!r} has no images")
@@ -192,32 +195,64 @@ def _execute(
     """Render what ``previous`` (the kept part of an earlier manifest) lacks; the caller holds the build lock."""
     n = len(source)
     shards = _finished_shards(out, previous)
+    _drop_stale(out, shards, stale_shards(plan, source, shards, (previous or {}).get("source")))
     tasks, reused = [], 0
     for chunk, start, stop in _chunks(n, plan.shard_size):
         todo = tuple(s.name for s in plan.subsets if shard_relpath(s.name, chunk, plan.split) not in shards)
         reused += len(plan.subsets) - len(todo)
         if todo:
-            tasks.append(ChunkTask(plan, str(target), chunk, start, stop, todo, run.render))
+            tasks.append(ChunkTask(plan, str(target), chunk, start, stop, todo, run.render, source.listing_id()))
     redo = {(t.chunk, name) for t in tasks for name in t.subsets}
-    redo_chunks = {t.chunk for t in tasks}
+    redo_chunks, chunks = {t.chunk for t in tasks}, math.ceil(n / plan.shard_size)
     skipped = [
-        s for s in (previous or {}).get("skipped", [])
-        if s["chunk"] not in redo_chunks or (s["subset"] is not None and (s["chunk"], s["subset"]) not in redo)
+        s for s in (previous or {}).get("skipped", []) if s["chunk"] < chunks
+        and (s["chunk"] not in redo_chunks or (s["subset"] is not None and (s["chunk"], s["subset"]) not in redo))
     ]  # fmt: skip
     write_manifest(target, _assemble(plan, source, shards, skipped, False, invocation))
 
     bar = _progress_bar(sum(t.stop - t.start for t in tasks), run.progress, plan.benchmark)
+    results = run_tasks(tasks, engine=run.engine, workers=run.workers, bar=bar, ray=run.ray)
     try:
-        for result in run_tasks(tasks, engine=run.engine, workers=run.workers, bar=bar, ray=run.ray):
-            shards.update(result["shards"])
-            skipped.extend(result["skipped"])
-            write_manifest(target, _assemble(plan, source, shards, skipped, False, invocation))
+        with closing(results):  # an exception here (Ctrl-C included) stops the running chunks at once
+            for result in results:
+                shards.update(result["shards"])
+                skipped.extend(result["skipped"])
+                write_manifest(target, _assemble(plan, source, shards, skipped, False, invocation))
     finally:
         bar.close()
     manifest = _assemble(plan, source, shards, skipped, True, invocation)
     write_manifest(target, manifest)
     return BuildResult(out_dir=target, manifest=manifest, written_shards=sum(len(t.subsets) for t in tasks),
                        reused_shards=reused)  # fmt: skip
+
+
+def _drop_stale(out: Path | Location, shards: dict[str, dict], stale: dict[str, str]) -> None:
+    """Forget (and delete: they are this build's own files) the shards the source no longer matches, saying so in one
+    line; note the shards an earlier corruptgen recorded without a fingerprint (kept unchecked)."""
+    unchecked = sum(1 for rel, rec in shards.items() if FIELD not in rec and rel not in stale)
+    if unchecked:
+        _note(f"{_shards(unchecked)} of this build have no source fingerprint (an earlier corruptgen rendered them): "
+              "kept unchecked (--overwrite renders them from the source as it is now)")  # fmt: skip
+    if not stale:
+        return
+    shown = "; ".join(f"{rel}: {why}" for rel, why in list(stale.items())[:3])
+    more = f"; ... {len(stale) - 3} more" if len(stale) > 3 else ""
+    _note(f"the source changed since {_shards(len(stale))} were rendered ({shown}{more}); rendering them again")
+    for rel in stale:
+        del shards[rel]
+        if isinstance(out, Location):
+            if out.exists(rel):
+                out.fs.rm(out.path(rel))
+        else:
+            (out / rel).unlink(missing_ok=True)
+
+
+def _note(line: str) -> None:
+    print(f"corruptgen: {line}", file=sys.stderr)
+
+
+def _shards(n: int) -> str:
+    return f"{n} shard" + ("" if n == 1 else "s")
 
 
 def _open_remote(url: str, workers: int, engine: str) -> Location:

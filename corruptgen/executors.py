@@ -1,4 +1,5 @@
-"""Where chunk tasks run: in this process, in a local process pool, or on a Ray cluster.
+"""Where chunk tasks run: in this process, in local worker processes (:mod:`corruptgen.worker_pool`: a killed worker's
+chunk is retried, Ctrl-C stops running chunks), or on a Ray cluster.
 
 Every executor runs the same pure function :func:`corruptgen.pipeline.render_chunk` on the same
 :class:`~corruptgen.chunk.ChunkTask` values and yields results as they complete; the driver assembles the manifest.
@@ -7,16 +8,20 @@ So the bytes never depend on the executor. Ray is optional (``pip install corrup
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 from collections.abc import Iterator
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Any
 
 from .chunk import ChunkTask, worker_init
 from .errors import CorruptgenError
+from .io.layout import shard_relpath
+from .io.shards import partial_path
+from .io.storage import local_path
 from .options import ENGINES, RayOptions
 from .pipeline import render_chunk
+from .worker_pool import WorkerPool
+
+WORKER_RETRIES = 3  # fresh workers a chunk gets after its worker died (as many as the Ray engine's max_retries)
 
 
 def run_tasks(
@@ -41,21 +46,23 @@ def _run_local(tasks: list[ChunkTask], workers: int, bar) -> Iterator[dict[str, 
         for task in tasks:
             yield render_chunk(task, progress=bar.update if bar is not None else None)
         return
-    ctx = multiprocessing.get_context("spawn")
-    pool = ProcessPoolExecutor(
-        max_workers=min(workers, len(tasks)), mp_context=ctx, initializer=worker_init, initargs=(os.getpid(),)
-    )  # workers die with this process, even under SIGKILL (corruptgen.lifeline)
-    with pool:
-        futures = {pool.submit(render_chunk, t): t for t in tasks}
-        try:
-            for fut in as_completed(futures):
-                result = fut.result()
-                _advance(bar, futures[fut])
-                yield result
-        except BaseException:
-            for fut in futures:
-                fut.cancel()
-            raise
+    # workers die with this process, even under SIGKILL, and stop on SIGTERM (corruptgen.lifeline)
+    pool = WorkerPool(min(workers, len(tasks)), worker_init, (os.getpid(),))
+    try:
+        for task, result in pool.run(render_chunk, tasks, name=lambda t: f"chunk {t.chunk}", retries=WORKER_RETRIES):
+            _advance(bar, task)
+            yield result
+    except BaseException:
+        _discard_partials(pool.stopped)  # of workers that had to be killed; the others discarded their own
+        raise
+
+
+def _discard_partials(tasks: list[ChunkTask]) -> None:
+    """Delete the partial shard files of stopped local tasks (a remote build's partials are temporary files)."""
+    for task in tasks:
+        root = local_path(task.out_dir)
+        for subset in task.subsets if root is not None else ():
+            partial_path(root / shard_relpath(subset, task.chunk, task.plan.split)).unlink(missing_ok=True)
 
 
 def _ray_chunk(task: ChunkTask) -> dict[str, Any]:

@@ -11,6 +11,10 @@ sure they do not:
   ends the process with ``os._exit`` once the parent is gone (reparented to init or a subreaper).
 
 Threads (the pipelined renderer's I/O pool) need nothing: they end with their process.
+
+A local worker also leaves Ctrl-C to the driver (SIGINT is ignored: the terminal sends it to the whole process group)
+and stops when the driver sends SIGTERM (:func:`stop_on_sigterm`): inside a chunk (:func:`run_stoppable`) the chunk is
+abandoned like any failed one, its partial shards discarded, then the process exits; an idle worker exits at once.
 """
 
 from __future__ import annotations
@@ -22,10 +26,18 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Callable
+from typing import Any
 
 PR_SET_PDEATHSIG = 1
 POLL_SECONDS = 0.5
 ORPHAN_EXIT_CODE = 70
+STOPPED_EXIT_CODE = 71  # a worker the driver stopped with SIGTERM
+_IN_CHUNK = threading.Event()
+
+
+class Stopped(BaseException):
+    """Raised inside a running chunk when the driver stops the worker (not an error of the chunk)."""
 
 
 def die_with_parent(parent_pid: int | None) -> None:
@@ -54,3 +66,27 @@ def _watch_parent(parent_pid: int) -> None:
     while os.getppid() == parent_pid:
         time.sleep(POLL_SECONDS)
     os._exit(ORPHAN_EXIT_CODE)
+
+
+def stop_on_sigterm() -> None:
+    """In a local worker: ignore SIGINT (the driver handles Ctrl-C) and stop on SIGTERM (see the module docstring)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, _on_sigterm)
+
+
+def _on_sigterm(signum: int, frame: object) -> None:
+    if _IN_CHUNK.is_set():
+        raise Stopped
+    os._exit(STOPPED_EXIT_CODE)
+
+
+def run_stoppable(fn: Callable[..., Any], *args: Any) -> Any:
+    """``fn(*args)``; when SIGTERM stops it, the process exits after ``fn`` has cleaned up (its ``finally`` and
+    ``except BaseException`` blocks ran)."""
+    _IN_CHUNK.set()
+    try:
+        return fn(*args)
+    except Stopped:
+        os._exit(STOPPED_EXIT_CODE)
+    finally:
+        _IN_CHUNK.clear()

@@ -150,10 +150,11 @@ class VerifyReport:
     unexpected: list[str] = field(default_factory=list)
     complete: bool = True
     ids: list[str] = field(default_factory=list)  # ids that differ from the ones the plan gives
+    stale: list[str] | None = None  # with ``source=True``: what no longer matches the source, one line each
 
     @property
     def ok(self) -> bool:
-        return not (self.missing or self.mismatched or self.ids) and self.complete
+        return not (self.missing or self.mismatched or self.ids or self.stale) and self.complete
 
     def summary(self, strict: bool = False) -> str:
         """One line; with ``strict`` a tar file the manifest does not list fails the check too."""
@@ -163,6 +164,11 @@ class VerifyReport:
             parts.append(f"{len(self.unexpected)} not in the manifest")
         if self.ids:
             parts.append(f"{len(self.ids)} ids differ from the plan's")
+        if self.stale is not None:
+            shards = sum(1 for line in self.stale if line.startswith("data/"))
+            stale = f"{shards} shard{'' if shards == 1 else 's'} stale against the source"
+            parts.append(stale if self.stale else "source unchanged")
+            parts += [line for line in self.stale if not line.startswith("data/")]
         if not self.complete:
             parts.append("build incomplete (re-run the build to finish it)")
         return f"verify {status}: " + ", ".join(parts)
@@ -182,14 +188,25 @@ def id_mismatches(manifest: dict[str, Any]) -> list[str]:
             for key, value in recorded.items() if value is not None and value != given.get(key)]  # fmt: skip
 
 
-def verify(out_dir: str | os.PathLike) -> VerifyReport:
+def verify(out_dir: str | os.PathLike, *, source: bool = False) -> VerifyReport:
     """Re-hash every shard of a build directory (or URL, or Hub dataset ``hf:owner/name``: each shard is streamed)
-    against its manifest."""
+    against its manifest; with ``source``, also read every input of the build's source again and report the shards
+    it no longer matches (:func:`corruptgen.fingerprint.verify_source`)."""
     hub = hub_dataset(out_dir)
     if hub is not None:
-        return _verify_remote(hub_url(*hub))
-    if local_path(out_dir) is None:
-        return _verify_remote(str(out_dir))
+        report = _verify_remote(hub_url(*hub))
+    elif local_path(out_dir) is None:
+        report = _verify_remote(str(out_dir))
+    else:
+        report = _verify_local(out_dir)
+    if source:
+        from .fingerprint import verify_source
+
+        report.stale = verify_source(load_manifest(out_dir))
+    return report
+
+
+def _verify_local(out_dir: str | os.PathLike) -> VerifyReport:
     root = local_path(out_dir)
     assert root is not None
     if not root.exists():

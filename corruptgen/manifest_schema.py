@@ -66,9 +66,18 @@ def _shards(value: Any, where: str) -> None:
     for rel, record in value.items():
         _shard_path(rel, f"{where} key")
         _fields(record, f"{where}[{rel!r}]", {"sha256": _SHA, "bytes": _COUNT, "samples": _COUNT, "subset": _STR},
-                {"chunk": _COUNT})  # fmt: skip
+                {"chunk": _COUNT, "source": _read_from})  # fmt: skip
         if record["subset"] != rel.split("/")[1]:
             raise ManifestShapeError(f"{where}[{rel!r}].subset: {record['subset']!r} does not match the shard's folder")
+
+
+def _read_from(value: Any, where: str) -> None:
+    """A shard's source fingerprint (:mod:`corruptgen.fingerprint`)."""
+    _fields(value, where, {}, {"inputs": _STR, "content": _STR, "unread": _strings})
+
+
+def _strings(value: Any, where: str) -> None:
+    _need(isinstance(value, list) and all(isinstance(v, str) for v in value), where, "a list of strings", value)
 
 
 def _subsets(value: Any, where: str) -> None:

@@ -99,7 +99,7 @@ def render_pipelined(task: ChunkTask, progress: Callable[[int], None] | None = N
 
 def _read(renderer: ChunkRenderer, index: int) -> bytes | BadImageError:
     try:
-        return renderer.source.read(index, max_bytes=renderer.plan.max_bytes)
+        return renderer.reads.read(index)
     except BadImageError as e:
         return e
 

@@ -50,14 +50,21 @@ class BadImageError(Exception):
 
     Attributes:
         reason: A short human sentence explaining why (goes into the manifest).
+        transient: True when the input could not be *read* (an I/O error: a file missing for a moment, a failed
+            network read) rather than being unusable: the next run of the build reads it again.
     """
 
-    def __init__(self, reason: str) -> None:
+    def __init__(self, reason: str, *, transient: bool = False) -> None:
         super().__init__(reason)
         self.reason = reason
+        self.transient = transient
 
-    def __reduce__(self) -> tuple[Any, tuple[str]]:  # picklable across worker processes
-        return (type(self), (self.reason,))
+    def __reduce__(self) -> tuple[Any, ...]:  # picklable across worker processes
+        return (_bad_image, (self.reason, self.transient))
+
+
+def _bad_image(reason: str, transient: bool) -> BadImageError:
+    return BadImageError(reason, transient=transient)
 
 
 def decode_image(

@@ -7,20 +7,23 @@ computed over the whole source before ``limit`` is applied, so an image keeps it
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import stat
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
 from corruptgen.errors import CorruptgenError
 from corruptgen.io.decode import DEFAULT_MAX_BYTES, BadImageError
+from corruptgen.io.lock import LOCK_NAME
 
 IMAGE_EXTENSIONS = frozenset({"jpg", "jpeg", "png", "webp", "bmp", "tif", "tiff", "ppm", "pgm", "gif"})
 _KEY_BAD_CHARS = re.compile(r"[^A-Za-z0-9_-]")
+_MAX_MANIFEST_BYTES = 1 << 26  # a manifest.json larger than this is not read to tell a build directory
 
 
 @dataclass(frozen=True)
@@ -85,6 +88,22 @@ class Source:
         if len(data) > max_bytes:
             raise BadImageError(too_many_bytes(self._items[index].source_id, len(data), max_bytes))
         return data
+
+    def identity(self, index: int) -> str:
+        """What item ``index`` is now, found without decoding it (a file's size and modification time, ...): the
+        build records it when it reads the item and renders the item again when it changed (see
+        :mod:`corruptgen.fingerprint`); ``""`` where the item list says all there is."""
+        return ""
+
+    def listing_id(self) -> str:
+        """sha256 of the item list (keys, origins, labels): two processes that scanned the same source agree on it."""
+        if self.__dict__.get("_listing_id") is None:
+            digest = hashlib.sha256()
+            for item in self.items():
+                digest.update(json.dumps([item.key, item.source_id, item.label, item.label_name]).encode() + b"\n")
+            digest.update(b"labelled" if self.labelled else b"unlabelled")
+            self._listing_id = digest.hexdigest()[:32]
+        return self._listing_id
 
     def describe(self) -> dict:
         """JSON-safe description for the manifest."""
@@ -167,11 +186,11 @@ def _read_file(path: str, shown: str, max_bytes: int) -> bytes:
             _check_regular(os.fstat(fd), shown, max_bytes)
             data = fh.read(max_bytes + 1)
     except FileNotFoundError as exc:
-        raise BadImageError(f"file not found: {shown}") from exc
+        raise BadImageError(f"file not found: {shown}", transient=True) from exc
     except PermissionError as exc:
-        raise BadImageError(f"permission denied: {shown}") from exc
+        raise BadImageError(f"permission denied: {shown}", transient=True) from exc
     except OSError as exc:
-        raise BadImageError(f"cannot read file {shown}: {exc.strerror or exc}") from exc
+        raise BadImageError(f"cannot read file {shown}: {exc.strerror or exc}", transient=True) from exc
     if len(data) > max_bytes:  # the file grew after the size check
         raise BadImageError(too_many_bytes(shown, None, max_bytes))
     return data
@@ -187,6 +206,66 @@ def _check_regular(st: os.stat_result, shown: str, max_bytes: int) -> None:
         raise BadImageError(f"not a regular file: {shown} is {kind}; only regular files are read")
     if st.st_size > max_bytes:
         raise BadImageError(too_many_bytes(shown, st.st_size, max_bytes))
+
+
+def file_identity(path: str) -> str:
+    """``<size>:<mtime in ns>`` of a file (through links), or why it has none: what a build records of a file it
+    read, so that a later run can tell it changed without reading it."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return "missing"
+    except OSError as exc:
+        return f"unreadable: {exc.strerror or exc}"
+    return f"{st.st_size}:{st.st_mtime_ns}"
+
+
+def is_build_dir(folder: str, names: Collection[str] | None = None) -> bool:
+    """True when ``folder`` is a corruptgen build directory: it holds the build lock file, or a ``manifest.json``
+    with a plan id and shard records (``names``: the folder's file names, when they are already listed)."""
+    if names is None:
+        names = [n for n in (LOCK_NAME, "manifest.json") if os.path.isfile(os.path.join(folder, n))]
+    if LOCK_NAME in names:
+        return True
+    if "manifest.json" not in names:
+        return False
+    try:
+        with open(os.path.join(folder, "manifest.json"), "rb") as fh:
+            manifest = json.loads(fh.read(_MAX_MANIFEST_BYTES))
+    except (OSError, ValueError):
+        return False
+    return isinstance(manifest, dict) and "plan_id" in manifest and "shards" in manifest
+
+
+def build_dir_above(folder: str, top: str | None = None, seen: dict[str, bool] | None = None) -> str | None:
+    """The nearest corruptgen build directory at or above ``folder`` (up to ``top``, else up to the filesystem root);
+    ``seen`` caches the answers of one scan."""
+    seen = {} if seen is None else seen
+    here = os.path.abspath(folder)
+    while True:
+        if here not in seen:
+            seen[here] = is_build_dir(here)
+        if seen[here]:
+            return here
+        parent = os.path.dirname(here)
+        if here == top or parent == here:
+            return None
+        here = parent
+
+
+def refuse_build_dir(folder: str, what: str, *, below: bool = False) -> None:
+    """Fail in one line when ``folder`` is in a corruptgen build directory (with ``below``: or holds one anywhere
+    under it): a build never reads a build's files as its source."""
+    inside = build_dir_above(folder)
+    where = "inside"
+    if inside is None and below:
+        found = (d for d, _, names in os.walk(folder, followlinks=False) if is_build_dir(d, names))
+        inside, where = next(found, None), "holding"
+    if inside is not None:
+        raise CorruptgenError(
+            f"{what} is {where} the corruptgen build directory {inside}; a build never reads a build's files as its "
+            "source: name the folder of the source images (or put --out elsewhere)"
+        )
 
 
 def too_many_bytes(shown: str, size: int | None, max_bytes: int) -> str:

@@ -19,7 +19,7 @@ from corruptgen.errors import CorruptgenError
 from corruptgen.io.decode import BadImageError
 
 from . import register_source
-from .base import Source, SourceItem, _path_keys, _read_file, _unique_keys
+from .base import Source, SourceItem, _path_keys, _read_file, _unique_keys, build_dir_above, refuse_build_dir
 from .imagefolder import ImageFolderSource
 
 
@@ -37,14 +37,18 @@ class FileListSource(ImageFolderSource):
     def _scan(self) -> list[SourceItem]:
         if not os.path.isdir(self.root):
             raise CorruptgenError(f"filelist: root is not a directory: {self.path}")
+        refuse_build_dir(self.root, f"filelist: root {self.path}")
         lines = _read_list(self.list_path)
         if not lines:
             raise CorruptgenError(f"filelist: {self.list_path} lists no paths")
-        rels, first_line = [], {}
+        rels, first_line, builds = [], {}, {}
         for number, line in lines:
             rel, problem = _check_path(line)
             if problem is None and rel in first_line:
                 problem = f"listed twice (first on line {first_line[rel]})"
+            if problem is None and "/" in rel:
+                inside = build_dir_above(os.path.join(self.root, os.path.dirname(rel)), self.root, builds)
+                problem = None if inside is None else f"inside the corruptgen build directory {inside}: never read"
             if problem is None:
                 first_line[rel] = number
                 if not os.path.isfile(os.path.join(self.root, *rel.split("/"))):
@@ -72,6 +76,10 @@ class FileListSource(ImageFolderSource):
             raise BadImageError(problem)
         rel = self._items[index].source_id
         return _read_file(os.path.join(self.root, *rel.split("/")), rel, max_bytes)
+
+    def identity(self, index: int) -> str:
+        problem = self.problems.get(index)
+        return f"refused: {problem}" if problem is not None else super().identity(index)
 
     def _describe_extra(self) -> dict:
         return {**super()._describe_extra(), "list": self.list_path, "refused": len(self.problems),

@@ -10,7 +10,7 @@ from typing import Any
 from corruptgen.errors import CorruptgenError
 from corruptgen.io.decode import BadImageError
 
-from .base import Source, SourceItem, _one_line, _read_file, _sanitize_key, _unique_keys
+from .base import Source, SourceItem, _one_line, _read_file, _sanitize_key, _unique_keys, refuse_build_dir
 
 _SPLIT_NAME = re.compile(r"^\w+(\.\w+)*$")
 _HF_LABEL_NAMES = ("label", "labels", "cls", "class", "target")
@@ -41,6 +41,7 @@ class HFSource(Source):
         self.local_path = os.path.abspath(expanded) if os.path.exists(expanded) else None
         self.from_disk = self.local_path is not None and _is_saved_dataset(self.local_path)
         self.num_rows: int | None = None
+        self.fingerprint = ""
         self._handle: Any = None
 
     def _scan(self) -> list[SourceItem]:
@@ -49,6 +50,7 @@ class HFSource(Source):
         self.label_column = self._pick_label_column(ds)
         self._handle = self._make_image_handle(ds)
         self.num_rows = n = len(ds)
+        self.fingerprint = str(getattr(ds, "_fingerprint", "") or "")  # datasets' hash of the data and its history
         split = str(self.split)
         count = n if self.limit is None else min(n, self.limit)
         labels, label_names = self._read_labels(ds, count)
@@ -66,6 +68,8 @@ class HFSource(Source):
         """Loads the dataset (resolving ``self.split``), mapping every failure to CorruptgenError."""
         import datasets
 
+        if self.local_path is not None:  # a folder load_dataset lists recursively may hold a build: refused
+            refuse_build_dir(self.local_path, f"hf: {self.name}", below=not self.from_disk)
         try:
             if self.from_disk:
                 ds = datasets.load_from_disk(self.local_path)
@@ -165,8 +169,9 @@ class HFSource(Source):
             entry = self._image_handle()[index][self.image_column]
         except CorruptgenError as exc:
             raise BadImageError(str(exc)) from exc
-        except Exception as exc:
-            raise BadImageError(f"cannot read row {index} of {self.name}: {_one_line(exc)}") from exc
+        except Exception as exc:  # an OSError (a network or disk read) may succeed on the next run
+            reason = f"cannot read row {index} of {self.name}: {_one_line(exc)}"
+            raise BadImageError(reason, transient=isinstance(exc, OSError)) from exc
         if isinstance(entry, bytes | bytearray | memoryview):
             return bytes(entry)
         if isinstance(entry, dict) and entry.get("bytes"):
@@ -179,6 +184,11 @@ class HFSource(Source):
         if not os.path.isabs(path) and self.local_path and not os.path.exists(path):
             path = os.path.join(self.local_path, path)
         return _read_file(path, path, max_bytes)
+
+    def identity(self, index: int) -> str:
+        """The dataset's fingerprint (``datasets`` changes it when the data changes)."""
+        self.items()
+        return self.fingerprint
 
     def _describe_extra(self) -> dict:
         return {

@@ -8,7 +8,16 @@ import os
 from corruptgen.errors import CorruptgenError
 from corruptgen.io.labels import imagenet_names, imagenet_val_labels, wnid_to_index
 
-from .base import IMAGE_EXTENSIONS, Source, SourceItem, _path_keys, _read_file
+from .base import (
+    IMAGE_EXTENSIONS,
+    Source,
+    SourceItem,
+    _path_keys,
+    _read_file,
+    file_identity,
+    is_build_dir,
+    refuse_build_dir,
+)
 
 
 class ImageFolderSource(Source):
@@ -29,13 +38,15 @@ class ImageFolderSource(Source):
         self.root = os.path.abspath(os.path.expanduser(path))
         self.layout = "flat"
         self.num_classes: int | None = None
+        self.build_dirs: list[str] = []  # corruptgen build directories inside the folder: never read
 
     def _scan(self) -> list[SourceItem]:
         if not os.path.exists(self.root):
             raise CorruptgenError(f"imagefolder: path does not exist: {self.path}")
         if not os.path.isdir(self.root):
             raise CorruptgenError(f"imagefolder: not a directory: {self.path}")
-        relpaths = _list_images(self.root)
+        refuse_build_dir(self.root, f"imagefolder: {self.path}")
+        relpaths, self.build_dirs = _list_images(self.root)
         if not relpaths:
             exts = ", ".join(sorted(IMAGE_EXTENSIONS))
             raise CorruptgenError(f"imagefolder: no image files ({exts}) found under {self.path}")
@@ -68,15 +79,25 @@ class ImageFolderSource(Source):
         rel = self._items[index].source_id
         return _read_file(os.path.join(self.root, *rel.split("/")), rel, max_bytes)
 
+    def identity(self, index: int) -> str:
+        """The file's size and modification time."""
+        return file_identity(os.path.join(self.root, *self.items()[index].source_id.split("/")))
+
     def _describe_extra(self) -> dict:
-        return {"path": self.root, "layout": self.layout, "num_classes": self.num_classes}
+        left_out = {"build_dirs_left_out": self.build_dirs} if self.build_dirs else {}
+        return {"path": self.root, "layout": self.layout, "num_classes": self.num_classes, **left_out}
 
 
-def _list_images(root: str) -> list[str]:
-    """Sorted relative POSIX paths of image files (by extension) under ``root``."""
-    found = []
+def _list_images(root: str) -> tuple[list[str], list[str]]:
+    """Sorted relative POSIX paths of image files (by extension) under ``root``, and the relative paths of the
+    corruptgen build directories left out (e.g. the output of a build whose ``--out`` is inside ``root``)."""
+    found, builds = [], []
     visited = {os.path.realpath(root)}
     for dirpath, dirnames, filenames in os.walk(root, followlinks=True):
+        if is_build_dir(dirpath, filenames):
+            dirnames[:] = []
+            builds.append(os.path.relpath(dirpath, root).replace(os.sep, "/"))
+            continue
         kept = []
         for name in sorted(dirnames):
             real = os.path.realpath(os.path.join(dirpath, name))
@@ -91,4 +112,4 @@ def _list_images(root: str) -> list[str]:
                 continue
             rel = name if rel_dir == "." else os.path.join(rel_dir, name)
             found.append(rel.replace(os.sep, "/"))
-    return sorted(found)
+    return sorted(found), sorted(builds)

@@ -8,6 +8,7 @@ engine as lossless PNG bytes, so the pixels reach the corruptions unchanged.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from typing import Any
 
@@ -68,8 +69,17 @@ class NpySource(Source):
         try:
             image = np.ascontiguousarray(self._images()[index])
         except (CorruptgenError, OSError, ValueError) as exc:
-            raise BadImageError(f"cannot read image {index} of {self.images_path}: {_one_line(exc)}") from exc
+            reason = f"cannot read image {index} of {self.images_path}: {_one_line(exc)}"
+            raise BadImageError(reason, transient=isinstance(exc, OSError)) from exc
         return array_png(image)
+
+    def identity(self, index: int) -> str:
+        """The sha256 of the image's pixels (a row of a memory-mapped array: cheap to hash)."""
+        try:
+            row = np.ascontiguousarray(self._images()[index])
+        except (CorruptgenError, OSError, ValueError) as exc:
+            return f"unreadable: {_one_line(exc)}"
+        return f"{'x'.join(map(str, row.shape))}:{hashlib.sha256(row.data).hexdigest()[:32]}"
 
     def _describe_extra(self) -> dict[str, Any]:
         return {"images": self.images_path, "labels": self.labels_path, "shape": list(self.shape or ())}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import cache
+
 from corruptgen.io.decode import BadImageError
 from corruptgen.io.labels import imagenet_names
 
@@ -45,6 +47,10 @@ class SamplesSource(Source):
             for name, label in _SAMPLES
         ]
 
+    def identity(self, index: int) -> str:
+        """The scikit-image version the photograph comes with."""
+        return _skimage_version()
+
     def _read(self, index: int, max_bytes: int) -> bytes:
         import importlib.resources
 
@@ -58,3 +64,10 @@ class SamplesSource(Source):
         except Exception as exc:
             raise BadImageError(f"cannot load scikit-image sample {name}: {_one_line(exc)}") from exc
         return array_png(np.ascontiguousarray(data))
+
+
+@cache
+def _skimage_version() -> str:
+    from importlib.metadata import version
+
+    return f"scikit-image {version('scikit-image')}"

@@ -17,7 +17,16 @@ from typing import Any, BinaryIO
 from corruptgen.errors import CorruptgenError
 from corruptgen.io.decode import BadImageError
 
-from .base import Source, SourceItem, _one_line, _sanitize_key, _unique_keys, too_many_bytes
+from .base import (
+    Source,
+    SourceItem,
+    _one_line,
+    _sanitize_key,
+    _unique_keys,
+    build_dir_above,
+    file_identity,
+    too_many_bytes,
+)
 
 _WDS_IMAGE_EXTENSIONS = frozenset({"jpg", "jpeg", "png", "webp", "ppm", "bmp", "tif", "tiff"})
 _WDS_MEMBER = re.compile(r"^((?:.*/|)[^.]+)[.]([^/]*)$")  # webdataset's base_plus_ext rule
@@ -60,7 +69,7 @@ class WebDatasetSource(Source):
         self._handles: OrderedDict[int, Any] = OrderedDict()
 
     def _scan(self) -> list[SourceItem]:
-        self.shards = _expand_shards(self.pattern)
+        self.shards = _outside_build_dirs(_expand_shards(self.pattern), self.pattern)
         self.shard_paths = [os.path.abspath(os.path.expanduser(s)) for s in self.shards]
         self.compressed = [_is_compressed(p) for p in self.shard_paths]
         records = []
@@ -144,7 +153,7 @@ class WebDatasetSource(Source):
         try:
             data = self._read_member(member)
         except OSError as exc:
-            raise BadImageError(f"cannot read {shown}: {exc.strerror or _one_line(exc)}") from exc
+            raise BadImageError(f"cannot read {shown}: {exc.strerror or _one_line(exc)}", transient=True) from exc
         except (tarfile.TarError, EOFError, zlib.error, lzma.LZMAError) as exc:
             raise BadImageError(f"cannot read {shown}: {_describe(exc)}") from exc
         if len(data) != member.size:
@@ -182,6 +191,14 @@ class WebDatasetSource(Source):
             self.close()
         except Exception:
             pass
+
+    def identity(self, index: int) -> str:
+        """The tar shard's size and modification time, and the member's offset and size."""
+        problem = self.problems.get(index)
+        if problem is not None:
+            return f"refused: {problem}"
+        member = self._members[index]
+        return f"{file_identity(self.shard_paths[member.shard])}:{member.offset}:{member.size}"
 
     def _describe_extra(self) -> dict:
         return {"pattern": self.pattern, "shards": list(self.shards), "skipped_samples": self.skipped_samples,
@@ -293,6 +310,19 @@ def _expand_shards(pattern: str) -> list[str]:
         more = f" (and {len(missing) - 3} more)" if len(missing) > 3 else ""
         raise CorruptgenError(f"webdataset: shard not found: {', '.join(missing[:3])}{more}")
     return list(dict.fromkeys(shards))
+
+
+def _outside_build_dirs(shards: list[str], pattern: str) -> list[str]:
+    """``shards`` without those inside a corruptgen build directory (a build never reads a build's own shards)."""
+    seen: dict[str, bool] = {}
+    inside = {s: build_dir_above(os.path.dirname(os.path.abspath(os.path.expanduser(s))), None, seen) for s in shards}
+    kept = [s for s in shards if inside[s] is None]
+    if not kept:
+        raise CorruptgenError(
+            f"webdataset: {pattern} names only shards inside the corruptgen build directory {inside[shards[0]]}; "
+            "a build never reads a build's files as its source"
+        )
+    return kept
 
 
 def _is_compressed(path: str) -> bool:

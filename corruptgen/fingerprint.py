@@ -1,0 +1,216 @@
+"""What each shard was rendered from, and whether the source still holds it (resume, re-run, ``verify --source``).
+
+A shard depends on the inputs of its chunk and, for a grouped corruption, on every input of a group with a sample in
+the chunk (:func:`shard_inputs`). When a chunk task writes a shard, the shard's manifest record gets ``"source"``:
+
+* ``inputs``: a digest of those inputs' positions, keys, origins and labels and of each one's identity taken just
+  before it was read (:meth:`~corruptgen.io.sources.Source.identity`: a file's size and modification time; a tar
+  shard's, with the member's offset and size; the pixels of an ``npy`` row; an ``hf`` dataset's fingerprint). Every
+  later run of the build recomputes it without reading an image and renders the shard again when it differs: an
+  input modified, added (the inputs after it move by one), removed or relabelled;
+* ``content``: a digest of the bytes read, which only ``verify --source`` recomputes (it reads every input again, so
+  it also sees a change that kept a file's size and modification time);
+* ``unread``: the keys of inputs that could not be read for an I/O error (a file missing for a moment, a failed
+  network read; not an input that is not an image). The next run reads them again and renders the shard again when
+  one now reads.
+
+An identity is taken before the bytes are read, so a file that changes while it is read counts as changed on the next
+run. A shard recorded by a corruptgen without fingerprints is kept while the source has as many items as it had.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from .corruptions import get
+from .errors import CorruptgenError
+from .io.decode import BadImageError
+from .io.sources import Source, open_source
+from .plan import Plan, SourceSpec
+
+FIELD = "source"  # the key of a shard record's fingerprint
+UNCHECKED = "no source fingerprint: rendered by an earlier corruptgen"  # why a record cannot be checked
+_CHUNK = re.compile(r"-(\d+)\.tar$")
+
+
+def open_plan_source(spec: SourceSpec) -> Source:
+    """The source a plan names, scanned now."""
+    return open_source(spec.spec, image_column=spec.image_column, label_column=spec.label_column, limit=spec.limit)
+
+
+def shard_inputs(plan: Plan, subset: str, start: int, stop: int, n: int) -> range:
+    """Positions of the inputs the shard of ``subset`` for source items ``[start, stop)`` is rendered from (of ``n``):
+    the chunk's own, and for a grouped corruption every member of a group that has a sample in the chunk."""
+    record = plan.subset(subset)
+    corruption = get(record.corruption) if record.corruption else None
+    if corruption is None or corruption.group_size is None:
+        return range(start, stop)
+    size, per = corruption.group_size(dict(record.options)), record.per_input
+    first = start * per // size * size
+    last = min(math.ceil(stop * per / size) * size, n * per)
+    return range(first // per, math.ceil(last / per))
+
+
+def _digest(parts: Iterable[str]) -> str:
+    digest = hashlib.sha256()
+    for part in parts:
+        digest.update(part.encode() + b"\n")
+    return digest.hexdigest()[:32]
+
+
+def _inputs_digest(source: Source, indices: range, identity: Callable[[int], str]) -> str:
+    items = source.items()
+    lines = (json.dumps([i, items[i].key, items[i].source_id, items[i].label, items[i].label_name, identity(i)])
+             for i in indices)  # fmt: skip
+    return _digest([f"labelled={source.labelled}", *lines])
+
+
+def _content(read: Callable[[], bytes]) -> tuple[str, bool]:
+    """A digest of what ``read`` returns (or ``!`` and the reason it fails), and whether it failed for an I/O error."""
+    try:
+        return hashlib.sha256(read()).hexdigest()[:32], False
+    except BadImageError as e:
+        return "!" + e.reason, e.transient
+
+
+class ReadLog:
+    """The reads of one chunk task: each input's identity just before its read and a digest of its bytes."""
+
+    def __init__(self, source: Source, max_bytes: int) -> None:
+        self.source, self.max_bytes = source, max_bytes
+        self.identity: dict[int, str] = {}
+        self.content: dict[int, str] = {}
+        self.unread: set[int] = set()
+
+    def read(self, index: int) -> bytes:
+        """The bytes of input ``index`` (raises :class:`BadImageError`), logged."""
+        self.identity[index] = self.source.identity(index)
+        try:
+            data = self.source.read(index, max_bytes=self.max_bytes)
+        except BadImageError as e:
+            self.content[index] = "!" + e.reason
+            if e.transient:
+                self.unread.add(index)
+            raise
+        self.content[index] = hashlib.sha256(data).hexdigest()[:32]
+        return data
+
+    def record(self, indices: range) -> dict[str, Any]:
+        """The fingerprint of a shard rendered from ``indices`` (an input the task did not need is read now)."""
+        for index in indices:
+            if index not in self.content:
+                try:
+                    self.read(index)
+                except BadImageError:
+                    pass
+        items = self.source.items()
+        record: dict[str, Any] = {"inputs": _inputs_digest(self.source, indices, self.identity.__getitem__),
+                                  "content": _digest(self.content[i] for i in indices)}  # fmt: skip
+        unread = [items[i].key for i in indices if i in self.unread]
+        return {**record, "unread": unread} if unread else record
+
+
+class SourceCheck:
+    """Shard records against the source as it is now; identities and digests are computed once per input/range."""
+
+    def __init__(self, plan: Plan, source: Source) -> None:
+        self.plan, self.source, self.n = plan, source, len(source)
+        self.chunks = math.ceil(self.n / plan.shard_size)
+        self._identity: dict[int, str] = {}
+        self._content: dict[int, tuple[str, bool]] = {}
+        self._inputs: dict[range, str] = {}
+        self._positions: dict[str, int] | None = None
+
+    def indices(self, rel: str, record: dict[str, Any]) -> range | None:
+        """The inputs shard ``rel`` depends on now (``None``: its chunk is past the end of the source)."""
+        chunk = record.get("chunk")
+        if chunk is None:
+            match = _CHUNK.search(rel)
+            chunk = int(match.group(1)) if match else self.chunks
+        if chunk >= self.chunks:
+            return None
+        size = self.plan.shard_size
+        return shard_inputs(self.plan, record["subset"], chunk * size, min(self.n, (chunk + 1) * size), self.n)
+
+    def changed(self, rel: str, record: dict[str, Any], *, content: bool = False) -> str | None:
+        """Why shard ``rel`` no longer matches the source (``None`` when it does); ``content``: also read every input
+        and compare the bytes. A record without a fingerprint is :data:`UNCHECKED`."""
+        indices = self.indices(rel, record)
+        if indices is None:
+            return f"past the end of the source (it has {self.n} inputs now)"
+        recorded = record.get(FIELD)
+        if not isinstance(recorded, dict):
+            return UNCHECKED
+        if indices not in self._inputs:
+            self._inputs[indices] = _inputs_digest(self.source, indices, self._identity_of)
+        if recorded.get("inputs") != self._inputs[indices]:
+            return f"inputs {self.name(indices)} changed"
+        for key in recorded.get("unread", []):
+            position = self._position(key)
+            if position is not None and not self._read(position)[1]:
+                return f"{key} could not be read when the shard was rendered and reads now"
+        if content and recorded.get("content") != _digest(self._read(i)[0] for i in indices):
+            return f"the bytes of inputs {self.name(indices)} changed"
+        return None
+
+    def name(self, indices: range) -> str:
+        keys = [self.source.items()[i].key for i in indices]
+        return ", ".join(keys) if len(keys) <= 2 else f"{keys[0]} … {keys[-1]}"
+
+    def _identity_of(self, index: int) -> str:
+        if index not in self._identity:
+            self._identity[index] = self.source.identity(index)
+        return self._identity[index]
+
+    def _read(self, index: int) -> tuple[str, bool]:
+        if index not in self._content:
+            self._content[index] = _content(lambda: self.source.read(index, max_bytes=self.plan.max_bytes))
+        return self._content[index]
+
+    def _position(self, key: str) -> int | None:
+        if self._positions is None:
+            self._positions = {item.key: i for i, item in enumerate(self.source.items())}
+        return self._positions.get(key)
+
+
+def stale_shards(plan: Plan, source: Source, shards: dict[str, dict], built_from: dict | None) -> dict[str, str]:
+    """The shards of an earlier run of ``plan`` that the source no longer matches, with why. A shard without a
+    fingerprint (an earlier corruptgen's) is kept while the source has as many items as ``built_from`` (the earlier
+    manifest's source record) says it had."""
+    check, same_size = SourceCheck(plan, source), _same_size(source, built_from)
+    stale = {}
+    for rel, record in shards.items():
+        why = check.changed(rel, record)
+        if why == UNCHECKED:
+            why = None if same_size else f"{why}, from a source with another number of inputs"
+        if why is not None:
+            stale[rel] = why
+    return stale
+
+
+def _same_size(source: Source, built_from: dict | None) -> bool:
+    now = source.describe()
+    return bool(built_from) and all(built_from.get(k) == now.get(k) for k in ("spec", "count", "total"))
+
+
+def verify_source(manifest: dict[str, Any]) -> list[str]:
+    """What of a build no longer matches its source, one line each (reads every input once; empty: all match)."""
+    if "plan" not in manifest:
+        raise CorruptgenError("the manifest records no plan: its source cannot be checked")
+    plan = Plan.from_dict(manifest["plan"])
+    source = open_plan_source(plan.source)
+    check = SourceCheck(plan, source)
+    lines = []
+    built = manifest.get("counts", {}).get("inputs")
+    if built is not None and built != check.n:
+        lines.append(f"the source has {check.n} inputs now, the build was rendered from {built}")
+    for rel, record in sorted(manifest["shards"].items()):
+        why = check.changed(rel, record, content=True)
+        if why is not None:
+            lines.append(f"{rel}: {why}")
+    return lines
