@@ -132,7 +132,6 @@ class ChunkRenderer:
             s.name: open_shard(task.out_dir, shard_relpath(s.name, task.chunk, plan.split)) for s in self.subsets
         }
         self.facts = {s.name: ShardFacts() for s in self.subsets}  # what the card needs, see corruptgen.io.facts
-        self.labels: dict[int, str | None] = {}  # the chunk's class indices and names
         self.skipped: list[dict[str, Any]] = []
         self.batches: dict[str, list[_Pending]] = {s.name: [] for s in self.subsets}
         self.group_sizes = {s.name: c.group_size(dict(s.options)) for s in self.subsets
@@ -284,8 +283,6 @@ class ChunkRenderer:
         if image.ndim == 4:  # a sequence (e.g. ImageNet-P): frames 000.jpg, 001.jpg, ...
             meta["frames"] = len(image)
         self.facts[subset.name].add(meta)
-        if item.label is not None and self.labels.get(item.label) is None:
-            self.labels[item.label] = item.label_name
         fields = {"json": dump_json(meta)}
         if self.source.labelled:
             fields["cls"] = str(-1 if item.label is None else int(item.label)).encode()
@@ -300,13 +297,12 @@ class ChunkRenderer:
         """Wait for samples still being encoded (nothing to wait for in the serial schedule)."""
 
     def commit(self) -> dict[str, dict[str, Any]]:
-        shards, labels = {}, self.labels  # the labels go into the first written shard's facts
+        shards = {}
         for name, shard in self.writers.items():
             rel = shard_relpath(name, self.task.chunk, self.plan.split)
             if shard.count:
-                facts = self.facts[name].record(list(shard.fields), labels)
+                facts = self.facts[name].record(list(shard.fields))
                 shards[rel] = {**shard.commit(), "subset": name, "chunk": self.task.chunk, "facts": facts}
-                labels = None
             else:  # every input of this chunk was skipped for this subset: no file
                 shard.abort()
                 shards[rel] = {"sha256": None, "bytes": 0, "samples": 0, "subset": name, "chunk": self.task.chunk}

@@ -1,9 +1,10 @@
 """What a card says about a build's samples: per-config features, class names and Δv values.
 
 A build records the facts of every shard while writing it (:mod:`corruptgen.io.facts`): member suffixes, the json
-type of its samples and, once per chunk, the class indices and names of its inputs. The card merges those; only shards
+type of its samples, the largest class index and whether samples name their class. The card merges those; only shards
 of builds made before the facts were recorded are read back (every json sample, or the first ``limit`` per config).
-Δv values (VCR's measured perceived change) are read from the samples only when their histogram is drawn.
+Class names are read from the samples of one config only where the samples name their classes and the names are not
+ImageNet's (e.g. class folders); Δv values (VCR's measured perceived change) only when their histogram is drawn.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from functools import cache
 from typing import Any
 
 from ..io.facts import parse_signature, unify
-from ..io.tarread import iter_samples
 from ..reader import Build
 from .features import SubsetSchema, scan_subset
 
@@ -24,47 +24,55 @@ DELTA_V_KEYS = ("delta_v", "dv", "vd_score")
 
 @dataclass
 class ScanResult:
-    """Per-config schemas, the class indices and names the samples record, Δv values per config (when drawn)."""
+    """Per-config schemas, the class indices and names read from samples, the largest class index, and Δv values per
+    config (when drawn)."""
 
     schemas: dict[str, SubsetSchema]
     labels: dict[int, str | None] = field(default_factory=dict)
+    max_label: int | None = None
     delta_v: dict[str, list[float]] = field(default_factory=dict)
 
 
 def scan_build(build: Build, *, limit: int | None = None) -> ScanResult:
     """Every config's schema and the build's labels, from the recorded shard facts (shards without facts are read)."""
     records = build.manifest.get("shards") or {}
-    result = ScanResult({})
-    chunks: dict[Any, str] = {}  # chunk -> a shard of it (to read labels from when no fact holds them)
-    covered: set[Any] = set()  # chunks whose labels are known
+    result, named, read = ScanResult({}), False, False
     for name in build.configs():
         schema, unread = SubsetSchema(), []
         for rel in build.shards(name):
             record = records.get(rel) or {}
             facts = record.get("facts")
-            chunks.setdefault(record.get("chunk"), rel)
             if not isinstance(facts, dict) or "json" not in facts:
                 unread.append(rel)
                 continue
             schema.add_fields(facts.get("fields") or [])
             schema.json_type = unify(schema.json_type, parse_signature(facts["json"]))
             schema.scanned += record.get("samples", 0)
-            if isinstance(facts.get("labels"), dict):
-                for k, v in facts["labels"].items():
-                    record_label({"label": int(k), "label_name": v}, result.labels)
-                covered.add(record.get("chunk"))
+            labels = facts.get("labels")
+            if isinstance(labels, dict) and isinstance(labels.get("max"), int):
+                result.max_label = max(labels["max"], -1 if result.max_label is None else result.max_label)
+                named = named or labels.get("named") is True
         if unread:
-            read = scan_subset([build.shard_ref(r) for r in unread], limit=limit,
-                               on_meta=lambda meta: record_label(meta, result.labels))  # fmt: skip
-            schema.add_fields(read.fields)
-            schema.json_type, schema.scanned = unify(schema.json_type, read.json_type), schema.scanned + read.scanned
-            covered.update(records.get(r, {}).get("chunk") for r in unread)
+            found = scan_subset([build.shard_ref(r) for r in unread], limit=limit,
+                                on_meta=lambda meta: record_label(meta, result.labels))  # fmt: skip
+            schema.add_fields(found.fields)
+            schema.json_type, schema.scanned = unify(schema.json_type, found.json_type), schema.scanned + found.scanned
+            read = True
         result.schemas[name] = schema
-    for chunk, rel in chunks.items():
-        if chunk not in covered:  # e.g. the shard that held the chunk's labels belonged to a dropped subset
-            for _key, fields in iter_samples(build.shard_ref(rel), lambda f: f == "json"):
-                record_label(json.loads(fields["json"]), result.labels)
+    if named and not read and source_kind(build.manifest.get("source") or {}) not in ("imagenet", "skimage"):
+        _read_names(build, result)
+    if result.labels:
+        result.max_label = max(max(result.labels), -1 if result.max_label is None else result.max_label)
     return result
+
+
+def _read_names(build: Build, result: ScanResult) -> None:
+    """Class names from the samples of the first config, until every index up to the largest one has a name."""
+    wanted = (result.max_label or 0) + 1
+    for _key, fields in build.iter_samples(build.configs()[0], lambda f: f == "json"):
+        record_label(json.loads(fields["json"]), result.labels)
+        if len(result.labels) == wanted and all(result.labels.values()):
+            return
 
 
 def record_label(meta: dict, labels: dict[int, str | None]) -> None:
@@ -119,23 +127,26 @@ def imagenet_class_names() -> tuple[str, ...]:
     return tuple(_unique(imagenet_names(), imagenet_wnids()))
 
 
-def class_names(source: dict[str, Any], labels: dict[int, str | None]) -> tuple[str, ...] | None:
+def class_names(
+    source: dict[str, Any], labels: dict[int, str | None], max_label: int | None = None
+) -> tuple[str, ...] | None:
     """Names of the class indices in ``.cls`` (for a ``ClassLabel``), or None where the label space is not known.
 
     ImageNet-derived sources, the bundled photos (ImageNet indices) and labels whose recorded names are ImageNet's get
     the 1000 ImageNet class names. Otherwise the label space must be declared by the source (``num_classes``: names as
-    the samples record them, ``class_<i>`` for a class no sample names), or be every index from 0 on with its name
-    recorded; a list of names is never sized by a label's value.
+    the samples record them, ``class_<i>`` for a class no sample names), or be every index from 0 to the largest
+    (``max_label``) with its name recorded; a list of names is never sized by a label's value.
     """
-    if not labels and not source.get("labelled"):
+    top = max(labels, default=-1) if max_label is None else max_label
+    if top < 0 and not source.get("labelled"):
         return None
     if source_kind(source) in ("imagenet", "skimage") or _named_like_imagenet(labels):
         return imagenet_class_names()
     count = source.get("num_classes")
-    if isinstance(count, int) and not isinstance(count, bool) and count > 0 and all(i < count for i in labels):
+    if isinstance(count, int) and not isinstance(count, bool) and 0 <= top < count:
         names = [labels.get(i) or f"class_{i}" for i in range(count)]
-    elif labels and all(labels.values()) and len(labels) == max(labels) + 1:  # 0..n-1, each seen and named
-        names = [labels[i] for i in range(len(labels))]
+    elif top >= 0 and len(labels) == top + 1 and all(labels.get(i) for i in range(top + 1)):
+        names = [labels[i] for i in range(top + 1)]  # 0..n-1, each named
     else:
         return None
     return tuple(_unique(names, [str(i) for i in range(len(names))]))

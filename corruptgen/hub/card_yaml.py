@@ -144,7 +144,7 @@ def build_metadata(
     split, default, plan_id = build.split, build.default_config(), build.manifest.get("plan_id")
     total = sum(build.samples(n) for n in configs)
     tags = ["webdataset", "corruptgen", "robustness", "image-corruptions", build.benchmark]
-    names = class_names(build.manifest.get("source") or {}, scan.labels)
+    names = class_names(build.manifest.get("source") or {}, scan.labels, scan.max_label)
     shared_names = Flow((str(i), n) for i, n in enumerate(names)) if names else None
     blocks: dict[str, list] = {}  # one object per distinct feature block: YAML writes it once, then aliases it
     meta_configs, infos = [], []

@@ -1,9 +1,9 @@
 """What a shard holds, recorded while it is written, so the dataset card never reads the samples back.
 
-Each shard record of the manifest gets ``facts``: ``fields`` (the member suffixes, e.g. ``["cls", "json", "png"]``)
-and ``json`` (the JSON type of its sample metadata as a compact signature, see :func:`signature`); one shard per chunk
-also gets ``labels`` (``{"<class index>": name or null}`` of the chunk's inputs: labels belong to inputs, not
-subsets).
+Each shard record of the manifest gets ``facts``: ``fields`` (the member suffixes, e.g. ``["cls", "json", "png"]``),
+``json`` (the JSON type of its sample metadata as a compact signature, see :func:`signature`) and, when its samples
+have class labels, ``labels``: the largest class index and whether any sample names its class. Facts depend only on
+the shard's own samples, so a shard records the same facts however the build was run (fresh, resumed, incremental).
 
 A JSON type (``JType``) is a tuple: ``("null",)``, ``("bool",)``, ``("int",)``, ``("float",)``, ``("str",)``,
 ``("json",)`` (no single type), ``("list", T)`` or ``("struct", {name: T})``; :func:`unify` gives the narrowest type
@@ -113,32 +113,38 @@ def _expect(text: str, i: int, char: str) -> int:
 
 
 class ShardFacts:
-    """Accumulates the JSON type of one shard's sample metadata (``add`` per sample, ``record`` at commit).
+    """Accumulates the facts of one shard's samples (``add`` each sample json, ``record`` at commit).
 
     A top-level value that is the very object of the previous sample (e.g. the ``versions`` and ``preprocessing``
     every sample of a chunk shares) is not typed again."""
 
     def __init__(self) -> None:
         self.type: JType = NULL
+        self.max_label: int | None = None
+        self.named = False
         self._same: dict[str, tuple[Any, JType]] = {}  # key -> (the last value object, its type)
 
     def add(self, meta: dict[str, Any]) -> None:
         fields = {}
         for key, value in meta.items():
-            scalar = _SCALARS.get(type(value))
-            if scalar is None:
+            t = _SCALARS.get(type(value))
+            if t is None:
                 last = self._same.get(key)
                 if last is not None and last[0] is value:
-                    scalar = last[1]
+                    t = last[1]
                 else:
-                    scalar = type_of(value)
-                    self._same[key] = (value, scalar)
-            fields[key] = scalar
+                    t = type_of(value)
+                    self._same[key] = (value, t)
+            fields[key] = t
         self.type = unify(self.type, ("struct", fields))
+        label = meta.get("label")
+        if type(label) is int and label >= 0:
+            self.max_label = label if self.max_label is None else max(self.max_label, label)
+            self.named = self.named or meta.get("label_name") is not None
 
-    def record(self, fields: list[str], labels: dict[int, str | None] | None = None) -> dict[str, Any]:
-        """The shard record's ``facts``: member suffixes, json type signature and (when given) the labels."""
+    def record(self, fields: list[str]) -> dict[str, Any]:
+        """The shard record's ``facts``: member suffixes, json type signature and (when labelled) the labels."""
         out: dict[str, Any] = {"fields": list(fields), "json": signature(self.type)}
-        if labels is not None:
-            out["labels"] = {str(k): v for k, v in sorted(labels.items())}
+        if self.max_label is not None:
+            out["labels"] = {"max": self.max_label, "named": self.named}
         return out
