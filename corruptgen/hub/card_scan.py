@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
-from ..io.facts import parse_signature, unify
+from ..io.facts import JType, parse_signature, unify
 from ..reader import Build
 from .features import SubsetSchema, scan_subset
 
@@ -37,6 +37,7 @@ def scan_build(build: Build, *, limit: int | None = None) -> ScanResult:
     """Every config's schema and the build's labels, from the recorded shard facts (shards without facts are read)."""
     records = build.manifest.get("shards") or {}
     result, named, read = ScanResult({}), False, False
+    types: dict[str, JType] = {}  # signature -> type: the shards of a config mostly share one
     for name in build.configs():
         schema, unread = SubsetSchema(), []
         for rel in build.shards(name):
@@ -46,7 +47,9 @@ def scan_build(build: Build, *, limit: int | None = None) -> ScanResult:
                 unread.append(rel)
                 continue
             schema.add_fields(facts.get("fields") or [])
-            schema.json_type = unify(schema.json_type, parse_signature(facts["json"]))
+            if facts["json"] not in types:
+                types[facts["json"]] = parse_signature(facts["json"])
+            schema.json_type = unify(schema.json_type, types[facts["json"]])
             schema.scanned += record.get("samples", 0)
             labels = facts.get("labels")
             if isinstance(labels, dict) and isinstance(labels.get("max"), int):
