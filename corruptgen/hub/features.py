@@ -1,12 +1,13 @@
-"""Declared ``datasets`` features for a build's subsets, inferred from the samples themselves.
+"""Declared ``datasets`` features for a build's subsets, from the types of their samples.
 
 `datasets` infers a WebDataset schema from the first 5 samples of the first tar only (its WebDataset builder), and
 the ``params`` of a corruption differ per subset and sometimes per sample, so the card declares the features of every
-config. Types follow the datasets YAML encoding (§1.3): jpg/png/webp → ``image``, cls → ``int64``, json → ``struct``.
-Within the json, values are unified over the scanned samples: int+float → float64, null+T → T, lists by element; a
-value with no single Arrow type (a list mixing numbers and lists, or a field that is a number here and a string there)
-is declared ``json`` (datasets' ``Json`` feature). A field that is null in every scanned sample gets its known type
-(``label``: int64, ...) or ``json`` (which accepts anything later).
+config, in the datasets YAML encoding (§1.3), written without importing `datasets`: jpg/png/webp → ``image``, cls →
+``int64`` (or a ``ClassLabel``), json → ``struct``. The json type is unified over every sample (recorded while
+rendering, :mod:`corruptgen.io.facts`, or read here from shards that lack the record): int+float → float64, null+T → T,
+lists by element; a value with no single Arrow type (a list mixing numbers and lists, or a field that is a number here
+and a string there) is declared ``json`` (datasets' ``Json`` feature). A field that is null in every sample gets its
+known type (``label``: int64, ...) or ``json`` (which accepts anything later).
 """
 
 from __future__ import annotations
