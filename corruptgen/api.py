@@ -59,8 +59,9 @@ def build(
 
     ``shard_size`` defaults to :func:`default_shard_size` of the number of source images. With ``card=True`` (the
     default) the dataset card (``README.md``: one ``datasets`` config per subset, class names, counts, sizes) is
-    written at the end of the build, so the directory loads with ``datasets.load_dataset``; a card already written
-    for this very manifest (e.g. by ``corruptgen card --license ...``) is kept.
+    written at the end of the build, so the directory loads with ``datasets.load_dataset``; the options a card was
+    written with (e.g. by ``corruptgen card --license ...``) are kept. With ``card=False`` only the `datasets`
+    configs are written (``.huggingface.yaml``), so ``load_dataset(DIR, name=<subset>)`` still loads one subset.
     Inputs whose file exceeds ``max_bytes`` or whose declared pixel count exceeds ``max_pixels`` are skipped with
     their reason. A build without a single sample (every input skipped) raises :class:`NoSamplesError` with the
     reasons; with ``strict=True`` any skipped input or failed sample raises :class:`CorruptgenError` after the build.
@@ -96,7 +97,7 @@ def build(
                      ray=ray, progress=progress)  # fmt: skip
     result = render(plan, join(out, benchmark), run, overwrite=overwrite, wait_lock=wait_lock,
                     force_unlock=force_unlock, invocation=record(benchmark, given),
-                    finish=_write_card(progress) if card else None)  # fmt: skip
+                    finish=_write_card(card))  # fmt: skip
     counts = result.manifest["counts"]
     if counts["samples"] == 0:
         raise NoSamplesError(_nothing_built(result))
@@ -118,12 +119,16 @@ def _nothing_built(result: BuildResult) -> str:
             "in its manifest.json 'skipped'")  # fmt: skip
 
 
-def _write_card(progress: bool):
-    """Write the dataset card of a finished build (inside its build lock)."""
+def _write_card(card: bool):
+    """Write the dataset card of a finished build, or without ``card`` its `datasets` configs alone (inside its build
+    lock)."""
 
     def finish(result: BuildResult) -> None:
-        from .hub.card import refresh_card
+        from .hub.card import refresh_card, write_configs_yaml
 
-        refresh_card(result.out_dir, progress=progress)
+        if card:
+            refresh_card(result.out_dir)
+        else:
+            write_configs_yaml(result.out_dir)
 
     return finish

@@ -29,6 +29,7 @@ from .errors import CorruptgenError
 from .fingerprint import FIELD, ReadLog, open_plan_source, shard_inputs
 from .io.codec import dump_json, encode_fields
 from .io.decode import BadImageError, decode_image
+from .io.facts import ShardFacts
 from .io.layout import shard_relpath
 from .io.shards import open_shard
 from .io.sources import Source, SourceItem
@@ -140,6 +141,7 @@ class ChunkRenderer:
         self.writers = {
             s.name: open_shard(task.out_dir, shard_relpath(s.name, task.chunk, plan.split)) for s in self.subsets
         }
+        self.facts = {s.name: ShardFacts() for s in self.subsets}  # what the card needs, see corruptgen.io.facts
         self.skipped: list[dict[str, Any]] = []
         self.batches: dict[str, list[_Pending]] = {s.name: [] for s in self.subsets}
         self.group_sizes = {s.name: c.group_size(dict(s.options)) for s in self.subsets
@@ -290,6 +292,7 @@ class ChunkRenderer:
         }
         if image.ndim == 4:  # a sequence (e.g. ImageNet-P): frames 000.jpg, 001.jpg, ...
             meta["frames"] = len(image)
+        self.facts[subset.name].add(meta)
         fields = {"json": dump_json(meta)}
         if self.source.labelled:
             fields["cls"] = str(-1 if item.label is None else int(item.label)).encode()
@@ -310,7 +313,8 @@ class ChunkRenderer:
             rel = shard_relpath(name, task.chunk, self.plan.split)
             read = {FIELD: self.reads.record(shard_inputs(self.plan, name, task.start, task.stop, n))}
             if shard.count:
-                shards[rel] = {**shard.commit(), "subset": name, "chunk": task.chunk, **read}
+                facts = self.facts[name].record(list(shard.fields))
+                shards[rel] = {**shard.commit(), "subset": name, "chunk": task.chunk, "facts": facts, **read}
             else:  # every input of this chunk was skipped for this subset: no file
                 shard.abort()
                 shards[rel] = {"sha256": None, "bytes": 0, "samples": 0, "subset": name, "chunk": task.chunk, **read}

@@ -67,7 +67,8 @@ def _add_build(sub) -> None:
     p.add_argument("--force-unlock", action="store_true", help="remote --out: remove a lock left by a killed build")
     p.add_argument("--no-progress", dest="progress", action="store_false")
     p.add_argument("--no-card", dest="card", action="store_false",
-                   help="do not write the dataset card (README.md, images/) at the end of the build")  # fmt: skip
+                   help="no dataset card (README.md, images/); the datasets configs alone go to .huggingface.yaml, "
+                   "so load_dataset(DIR, name=<subset>) still loads one subset")  # fmt: skip
     p.add_argument("--size", type=positive_int, default=None, help="output crop size (preprocessing scaled to it)")
 
 

@@ -66,7 +66,7 @@ def _shards(value: Any, where: str) -> None:
     for rel, record in value.items():
         _shard_path(rel, f"{where} key")
         _fields(record, f"{where}[{rel!r}]", {"sha256": _SHA, "bytes": _COUNT, "samples": _COUNT, "subset": _STR},
-                {"chunk": _COUNT, "source": _read_from})  # fmt: skip
+                {"chunk": _COUNT, "source": _read_from, "facts": _DICT})  # fmt: skip
         if record["subset"] != rel.split("/")[1]:
             raise ManifestShapeError(f"{where}[{rel!r}].subset: {record['subset']!r} does not match the shard's folder")
 

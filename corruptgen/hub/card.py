@@ -2,19 +2,23 @@
 
 Layout and metadata follow the Hub's dataset-card and manual-configuration documentation: one config per subset
 with ``data_files`` pointing at ``data/<subset>/<split>-*.tar``, declared ``dataset_info`` features per config
-(inferred from the samples, see :mod:`corruptgen.hub.features`; ``cls`` as a ``ClassLabel`` with the class names), the
-licence of the source (the gated ImageNet terms pattern for ImageNet-derived data), paper links (``arxiv:`` tags), and
-a body rendered from the family template in ``cards/<benchmark>.md``. ``corruptgen build`` writes the card at the end
-of every build (:func:`refresh_card`).
+(from the shard facts the build recorded, see :mod:`corruptgen.hub.card_scan`; ``cls`` as a ``ClassLabel`` with the
+class names), the identity of each config's shards (so `datasets`' cache never serves stale rows), the licence of the
+source (the gated ImageNet terms pattern for ImageNet-derived data), paper links (``arxiv:`` tags), and a body rendered
+from the family template in ``cards/<benchmark>.md``: the title and a summary table first. ``corruptgen build`` writes
+the card at the end of every build (:func:`refresh_card`); a build without a card gets the `datasets` part alone
+(:func:`write_configs_yaml`).
 
 This module holds the entry points (render, write, read back the marker); the parts live in
-:mod:`~corruptgen.hub.card_yaml` (licence, scan, YAML metadata), :mod:`~corruptgen.hub.card_body` (body sections) and
-:mod:`~corruptgen.hub.card_template` (templates). Their public names stay importable from here.
+:mod:`~corruptgen.hub.card_scan` (features, classes), :mod:`~corruptgen.hub.card_yaml` (licence, YAML metadata),
+:mod:`~corruptgen.hub.card_body` (body sections) and :mod:`~corruptgen.hub.card_template` (templates). Their public
+names stay importable from here.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,27 +37,32 @@ from .card_body import (
     _generation,
     _licence_section,
     _loading,
-    _source_text,
     _subsets_table,
+    _summary,
 )
+from .card_scan import DELTA_V_KEYS as DELTA_V_KEYS
+from .card_scan import ScanResult as ScanResult
+from .card_scan import delta_v_values, has_delta_v, scan_build
+from .card_scan import source_kind as source_kind
 from .card_template import _FALLBACK, arxiv_ids, fill_template, template_path
 from .card_template import _PLACEHOLDER as _PLACEHOLDER
 from .card_template import TEMPLATE_DIR as TEMPLATE_DIR
-from .card_yaml import DELTA_V_KEYS as DELTA_V_KEYS
 from .card_yaml import IMAGENET_GATED_PROMPT as IMAGENET_GATED_PROMPT
 from .card_yaml import IMAGENET_TERMS_URL as IMAGENET_TERMS_URL
 from .card_yaml import SKIMAGE_DATA_URL as SKIMAGE_DATA_URL
 from .card_yaml import Licence as Licence
-from .card_yaml import ScanResult as ScanResult
-from .card_yaml import build_metadata, licence_for, scan_build
+from .card_yaml import build_metadata, dump_yaml, licence_for
 from .card_yaml import size_category as size_category
-from .card_yaml import source_kind as source_kind
 from .features import SubsetSchema
 from .figures import delta_v_coverage as delta_v_coverage
 from .figures import delta_v_histogram, sample_grid
 
 README = "README.md"
+#: the `datasets` configs of a build without a card (datasets reads this file as the card's YAML)
+CONFIGS_YAML = ".huggingface.yaml"
 MARKER = "corruptgen-card"
+#: ``corruptgen card`` options a card remembers (in its marker) and later builds reuse
+OPTIONS = ("repo_id", "license", "license_name", "license_link", "pretty_name", "scan_limit", "images")
 
 
 @dataclass
@@ -81,13 +90,14 @@ def render_card(
     license_link: str | None = None,
     pretty_name: str | None = None,
     scan_limit: int | None = None,
-    images: bool = True,
-    progress: bool = False,
+    images: bool | None = None,
 ) -> Card:
     """Render the card of a build directory without writing anything.
 
-    ``scan_limit`` caps the samples read per subset to infer the declared features (default: all of them, which is
-    exact); ``license`` states the source licence (a Hub licence id such as ``cc-by-4.0``).
+    ``license`` states the source licence (a Hub licence id such as ``cc-by-4.0``); ``images=False`` draws no
+    figures; ``scan_limit`` caps the samples read per subset of a build made before shard facts were recorded (its
+    features are inferred from the samples). An option not given keeps the value the current card was written with
+    (e.g. by ``corruptgen card --license``), so what the publisher set survives later builds.
     """
     store = CardStore(directory)
     build = Build.open(store.where)
@@ -95,53 +105,60 @@ def render_card(
         raise CorruptgenError(
             f"{build.location}: the build is incomplete; re-run the same `corruptgen build` to finish it"
         )
-    scan = scan_build(build, limit=scan_limit, progress=progress)
-    licence = licence_for(build.manifest, license=license, license_name=license_name, license_link=license_link)
+    given = {"repo_id": repo_id, "license": license, "license_name": license_name, "license_link": license_link,
+             "pretty_name": pretty_name, "scan_limit": scan_limit, "images": images}  # fmt: skip
+    options = {**(card_marker(directory) or {}).get("options", {}), **{k: v for k, v in given.items() if v is not None}}
+    scan = scan_build(build, limit=options.get("scan_limit"))
+    licence = licence_for(build.manifest, license=options.get("license"), license_name=options.get("license_name"),
+                          license_link=options.get("license_link"))  # fmt: skip
     papers = arxiv_ids(build.benchmark)
-    metadata = build_metadata(build, scan, licence, pretty_name=pretty_name, arxiv=papers)
+    metadata = build_metadata(build, scan, licence, pretty_name=options.get("pretty_name"), arxiv=papers)
     assets: dict[str, bytes] = {}
-    if images:
+    if options.get("images", True):
         grid = sample_grid(build)
         if grid:
             assets[GRID] = grid
+        if any(has_delta_v(schema) for schema in scan.schemas.values()):
+            scan.delta_v = delta_v_values(build, scan)
         if scan.delta_v:
             assets[DELTA_V] = delta_v_histogram(scan.delta_v)
-    counts = build.manifest.get("counts", {})
-    total = sum(build.samples(n) for n in build.configs())
-    summary = (
-        f"{total:,} images in {len(build.configs())} subsets, rendered by "
-        f"corruptgen from {counts.get('inputs', '?'):,} source images of "
-        f"{_source_text(build.manifest.get('source') or {})} as WebDataset shards (`data/<subset>/*.tar`)."
-    )
-    if papers:
-        summary += " Paper: " + ", ".join(f"[arXiv:{i}](https://arxiv.org/abs/{i})" for i in papers) + "."
+    repo = options.get("repo_id")
     values = {
-        "pretty_name": metadata.get("pretty_name", build.benchmark),
+        "pretty_name": metadata["pretty_name"],
         "benchmark": build.benchmark,
-        "repo_id": repo_id or "<user>/<repo>",
-        "summary": summary,
+        "repo_id": repo or "<user>/<repo>",
+        "summary": _summary(build, metadata, licence, papers, repo),
         "subsets": _subsets_table(build),
         "figures": _figures(build, scan, assets),
-        "generation": _generation(build, scan),
-        "loading": _loading(build, repo_id, scan.schemas),
-        "evaluation": _evaluation(build, repo_id),
+        "generation": _generation(build),
+        "loading": _loading(build, repo, scan.schemas),
+        "evaluation": _evaluation(build, repo),
         "license": _licence_section(build, licence),
         "split": build.split,
     }
     path = template_path(build.benchmark)
     body = fill_template(path.read_text(encoding="utf-8") if path else _FALLBACK, values)
     manifest_sha256 = hashlib.sha256(store.read(MANIFEST) or b"").hexdigest()
-    marker = f"<!-- {MARKER}: plan_id={build.manifest.get('plan_id')} manifest_sha256={manifest_sha256} -->"
-    text = f"---\n{_yaml(metadata)}---\n\n{marker}\n\n{body.strip()}\n"
+    kept = {k: options[k] for k in OPTIONS if options.get(k) is not None}
+    stated = f"options={json.dumps(kept, separators=(',', ':'))} ".replace(">", "\\u003e") if kept else ""
+    marker = f"<!-- {MARKER}: plan_id={build.manifest.get('plan_id')} manifest_sha256={manifest_sha256} {stated}-->"
+    text = f"---\n{dump_yaml(metadata)}---\n\n{body.strip()}\n\n{marker}\n"
     return Card(text=text, metadata=metadata, assets=assets, configs=build.configs(), schemas=scan.schemas)
 
 
-def _yaml(metadata: dict) -> str:
-    """Block-style YAML as huggingface_hub writes cards (libyaml's emitter when present: same text, faster)."""
-    import yaml
+def configs_yaml(directory: str | Path) -> str:
+    """The `datasets` part of the card alone (``configs`` and ``dataset_info``), as YAML text."""
+    build = Build.open(CardStore(directory).where)
+    metadata = build_metadata(build, scan_build(build), licence_for(build.manifest))
+    return dump_yaml({k: metadata[k] for k in ("configs", "dataset_info")})
 
-    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-    return yaml.dump(metadata, Dumper=dumper, sort_keys=False, allow_unicode=True, width=1000)
+
+def write_configs_yaml(directory: str | Path) -> None:
+    """Write :data:`CONFIGS_YAML` into a build without a card (``--no-card``), so ``datasets.load_dataset(DIR,
+    name=<subset>)`` loads one subset with its declared features, as with the card (nothing for a build without any
+    sample)."""
+    if Build.open(CardStore(directory).where).configs():
+        CardStore(directory).write(CONFIGS_YAML, configs_yaml(directory).encode("utf-8"))
 
 
 def write_card(directory: str | Path, **options: Any) -> Card:
@@ -151,17 +168,17 @@ def write_card(directory: str | Path, **options: Any) -> Card:
     return card
 
 
-def refresh_card(directory: str | Path, *, progress: bool = False) -> Card | None:
-    """Write the card of a finished build unless the README already is the card of this very manifest (a card
-    written with options, e.g. ``corruptgen card --license``, is kept) or the build has no sample at all (every input
-    skipped: there is nothing to describe); returns the card written, or None."""
+def refresh_card(directory: str | Path) -> Card | None:
+    """Write the card of a finished build unless the README already is the card of this very manifest or the build
+    has no sample at all (every input skipped: there is nothing to describe); the options the current card was
+    written with (e.g. ``corruptgen card --license``) are kept. Returns the card written, or None."""
     store = CardStore(directory)
     if not Build.open(store.where).configs():
         return None
     current = card_marker(directory)
     if current is not None and current["manifest_sha256"] == hashlib.sha256(store.read(MANIFEST) or b"").hexdigest():
         return None
-    return write_card(directory, progress=progress)
+    return write_card(directory)
 
 
 class CardStore:
@@ -195,9 +212,10 @@ class CardStore:
 
 
 def save_card(directory: str | Path, card: Card) -> None:
-    """Write a rendered card into a build directory (figures it no longer has are removed); the README goes last."""
+    """Write a rendered card into a build directory (figures it no longer has and a configs-only YAML are removed);
+    the README goes last."""
     store = CardStore(directory)
-    for rel in (GRID, DELTA_V):
+    for rel in (GRID, DELTA_V, CONFIGS_YAML):
         if rel not in card.assets:
             store.remove(rel)
     for rel, data in card.assets.items():
@@ -205,10 +223,18 @@ def save_card(directory: str | Path, card: Card) -> None:
     store.write(README, card.text.encode("utf-8"))
 
 
-def card_marker(directory: str | Path) -> dict[str, str] | None:
-    """The ``plan_id`` / ``manifest_sha256`` a corruptgen-written README records, or None."""
+def card_marker(directory: str | Path) -> dict[str, Any] | None:
+    """The ``plan_id``, ``manifest_sha256`` and ``options`` a corruptgen-written README records, or None."""
     raw = CardStore(directory).read(README)
     if raw is None:
         return None
-    match = re.search(rf"<!-- {MARKER}: plan_id=(\S+) manifest_sha256=(\S+) -->", raw.decode("utf-8", "replace"))
-    return {"plan_id": match.group(1), "manifest_sha256": match.group(2)} if match else None
+    pattern = rf"<!-- {MARKER}: plan_id=(\S+) manifest_sha256=(\S+) (?:options=(\{{.*\}}) )?-->"
+    match = re.search(pattern, raw.decode("utf-8", "replace"))
+    if not match:
+        return None
+    try:
+        options = json.loads(match.group(3) or "{}")
+    except ValueError:
+        options = {}
+    options = {k: v for k, v in options.items() if k in OPTIONS} if isinstance(options, dict) else {}
+    return {"plan_id": match.group(1), "manifest_sha256": match.group(2), "options": options}

@@ -1,7 +1,7 @@
 """The human-readable body of a dataset card: one section per template placeholder.
 
-Subsets and counts table, how the data was generated (plan id, seed, preprocessing, checksums, a reproducing
-command), figures, how to load and evaluate it, and the licence section.
+A summary table (under the title), subsets and counts table, how the data was generated (plan id, seed,
+preprocessing, checksums, a reproducing command), figures, how to load and evaluate it, and the licence section.
 """
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ from typing import Any
 from ..invocation import FLAGS, command
 from ..invocation import record as invocation_record
 from ..reader import Build
-from .card_yaml import Licence, ScanResult, _walk_hashes
+from .card_scan import ScanResult, walk_hashes
+from .card_yaml import Licence
 from .features import SubsetSchema
 from .figures import delta_v_coverage
 
@@ -40,6 +41,56 @@ def human_bytes(n: float) -> str:
     return f"{n} B"
 
 
+def _grid_text(build: Build, configs: list[str]) -> str:
+    """``19 corruptions × severities 1–5`` (or ``at severities 1, 3``), plus ``clean`` when built."""
+    severities: dict[str, set] = {}
+    for name in configs:
+        s = build.subset(name)
+        if s.get("corruption"):
+            severities.setdefault(s["corruption"], set()).add(s.get("severity"))
+    text = f"{len(severities)} corruption{'s' * (len(severities) != 1)}"
+    levels = {frozenset(v) for v in severities.values()}
+    common = sorted(next(iter(levels))) if len(levels) == 1 and None not in next(iter(levels)) else None
+    if common and len(common) > 2 and common == list(range(common[0], common[-1] + 1)):
+        text += f" × severities {common[0]}–{common[-1]}"
+    elif common:
+        text += f" at severit{'ies' if len(common) > 1 else 'y'} {', '.join(map(str, common))}"
+    elif any(None not in v for v in levels):
+        text += " at several severities"
+    return text + (", and `clean`" if "clean" in configs else "")
+
+
+def _summary(build: Build, metadata: dict, licence: Licence, papers: list[str], repo_id: str | None) -> str:
+    """The table under the title: what the build holds, its labels, licence, paper and how to load one config."""
+    configs, counts = build.configs(), build.manifest.get("counts", {})
+    total = sum(build.samples(n) for n in configs)
+    fmt = build.plan.get("image_format", "jpg")
+    shards = sum(len(build.shards(n)) for n in configs)
+    first = metadata["dataset_info"][0]["features"] if metadata.get("dataset_info") else []
+    label = next((f["dtype"]["class_label"]["names"] for f in first if isinstance(f.get("dtype"), dict)), None)
+    labelled = any(f.get("name") == "cls" for f in first)
+    labels = (f"{len(label):,} classes (`cls`, a `ClassLabel`; -1 = unlabelled)" if label else
+              "class indices (`cls`, -1 = unlabelled); no class names declared" if labelled else "none")  # fmt: skip
+    stated = licence.yaml.get("license_name") or licence.yaml.get("license", "other")
+    rows = [
+        "| | |",
+        "|---|---|",
+        f"| subsets | {len(configs)} configs: {_grid_text(build, configs)}; default `{build.default_config()}` |",
+        f"| images | {total:,} ({fmt}) from {counts.get('inputs', '?'):,} source images of "
+        f"{_source_text(build.manifest.get('source') or {})} |",
+        f"| shards | {shards:,} WebDataset tar files, {human_bytes(sum(build.nbytes(n) for n in configs))} "
+        f"(`data/<subset>/{build.split}-*.tar`) |",
+        f"| labels | {labels} |",
+        f"| licence | `{stated}` (see Licence below) |",
+    ]
+    if papers:
+        rows.append("| paper | " + ", ".join(f"[arXiv:{i}](https://arxiv.org/abs/{i})" for i in papers) + " |")
+    rows.append(f"| plan id | `{build.manifest.get('plan_id')}` |")
+    load = f'datasets.load_dataset("{repo_id or "<user>/<repo>"}", "{build.default_config()}", split="{build.split}")'
+    rows.append(f"| load | `{load}` |")
+    return "Rendered by corruptgen as WebDataset shards, one `datasets` config per subset.\n\n" + "\n".join(rows)
+
+
 def _subsets_table(build: Build) -> str:
     cats = _category_names(build.benchmark)
     rows = ["| subset (config) | corruption | category | severity | samples | shards | size |",
@@ -53,12 +104,13 @@ def _subsets_table(build: Build) -> str:
         rows.append(f"| `{name}` | {corr} | {cat_text} | {sev} | {build.samples(name):,} | {len(build.shards(name))} "
                     f"| {human_bytes(build.nbytes(name))} |")  # fmt: skip
     counts = build.manifest.get("counts", {})
-    total = sum(build.samples(n) for n in build.configs())
-    rows.append(f"| **total** | | | | **{total:,}** | {sum(len(build.shards(n)) for n in build.configs())} | "
-                f"{human_bytes(sum(build.nbytes(n) for n in build.configs()))} |")  # fmt: skip
+    configs = build.configs()
+    total = sum(build.samples(n) for n in configs)
+    rows.append(f"| **total** | | | | **{total:,}** | {sum(len(build.shards(n)) for n in configs)} | "
+                f"{human_bytes(sum(build.nbytes(n) for n in configs))} |")  # fmt: skip
     notes = [f"{counts.get('inputs', '?')} source images; {counts.get('skipped_inputs', 0)} skipped (unreadable or "
              f"too large; listed in `manifest.json`), {counts.get('failed_samples', 0)} failed samples."]  # fmt: skip
-    empty = [n for n in build.subset_names() if n not in build.configs()]
+    empty = [n for n in build.subset_names() if n not in configs]
     if empty:
         notes.append(f"Subsets without any sample (no config): {', '.join(empty)}.")
     return "\n".join(rows) + "\n\n" + " ".join(notes)
@@ -112,7 +164,7 @@ def _command(build: Build) -> tuple[str, bool]:
     return command(build.benchmark, invocation_record(build.benchmark, arguments)["arguments"]), False
 
 
-def _generation(build: Build, scan: ScanResult) -> str:
+def _generation(build: Build) -> str:
     m, plan = build.manifest, build.plan
     pre = plan.get("preprocess") or {}
     if pre.get("resize"):
@@ -138,8 +190,8 @@ def _generation(build: Build, scan: ScanResult) -> str:
     if _family_options(plan):
         rows.append(f"| family options | {', '.join(f'`{k}={v}`' for k, v in sorted(_family_options(plan).items()))} |")
     hashes: dict[str, set[str]] = {}
-    _walk_hashes({k: v for k, v in m.items() if k not in ("shards", "skipped")}, "", hashes)
-    for path, values in sorted({**hashes, **scan.hashes}.items()):
+    walk_hashes({k: v for k, v in m.items() if k not in ("shards", "skipped")}, "", hashes)
+    for path, values in sorted(hashes.items()):
         shown = ", ".join(f"`{v}`" for v in sorted(values)[:4]) + (" …" if len(values) > 4 else "")
         rows.append(f"| `{path}` | {shown} |")
     versions = ", ".join(f"{k} {v}" for k, v in sorted((m.get("versions") or {}).items()))

@@ -1,22 +1,26 @@
-"""YAML metadata of a dataset card: licence and gating, the per-config scan, and the Hub/`datasets` metadata.
+"""YAML metadata of a dataset card: licence and gating, and the Hub/`datasets` metadata.
 
 The licence is inherited from the source (the gated ImageNet terms pattern for ImageNet-derived data, spec
-hub_and_scale.md §1.2–1.6); :func:`scan_build` reads every config's shards for the declared ``dataset_info``
-features (see :mod:`corruptgen.hub.features`), Δv values and recorded checksums; :func:`build_metadata` assembles
-one config per subset with ``data_files`` pointing at ``data/<subset>/<split>-*.tar``.
+hub_and_scale.md §1.2–1.6). :func:`build_metadata` assembles one config per subset with ``data_files`` pointing at
+``data/<subset>/<split>-*.tar`` and its declared ``dataset_info`` features (:mod:`corruptgen.hub.card_scan`), written
+without `datasets` in the encoding it reads. :func:`dump_yaml` writes it small: one line per config, each distinct
+feature block and the class names once (YAML anchors; the other configs refer to them with an alias).
+
+`datasets` keys the Arrow cache of a local or Hub repository on its YAML alone (the ``configs`` and ``dataset_info``
+it parses), so every config states the plan id and a digest of the sha256 of its shards (``description``, a builder
+parameter the Hub passes through): a rebuild that changes any byte is a new cache entry, never stale rows.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import hashlib
+from dataclasses import dataclass
 from typing import Any
 
 from ..errors import CorruptgenError
 from ..reader import Build
-from .features import SubsetSchema, scan_subset
-
-#: Sample-json ``params`` keys that hold the measured perceived change Δv (Shen et al., VCR: Δv = max(0, 1 − VIF)).
-DELTA_V_KEYS = ("delta_v", "dv", "vd_score")
+from .card_scan import DELTA_V_KEYS as DELTA_V_KEYS
+from .card_scan import ScanResult, class_names, source_kind
 
 SKIMAGE_DATA_URL = "https://scikit-image.org/docs/stable/api/skimage.data.html"
 IMAGENET_TERMS_URL = "https://image-net.org/download.php"
@@ -40,16 +44,6 @@ class Licence:
     yaml: dict[str, Any]
     text: str
     source: str  # "imagenet", "skimage", "user" or "unknown"
-
-
-def source_kind(source: dict[str, Any]) -> str:
-    """``skimage`` for the bundled samples, ``imagenet`` for ImageNet-derived sources, else ``unknown``."""
-    if source.get("kind") == "samples":
-        return "skimage"
-    if source.get("layout") in ("imagenet-wnid", "imagenet-val"):
-        return "imagenet"
-    text = " ".join(str(source.get(k) or "") for k in ("spec", "name", "path", "pattern")).lower()
-    return "imagenet" if ("imagenet" in text or "ilsvrc" in text) else "unknown"
 
 
 def licence_for(
@@ -100,92 +94,6 @@ def licence_for(
     return Licence(yaml, " ".join(parts), kind)
 
 
-# ------------------------------------------------------------------------------------------------------- scanning
-
-
-@dataclass
-class ScanResult:
-    schemas: dict[str, SubsetSchema]
-    delta_v: dict[str, list[float]]
-    hashes: dict[str, set[str]]
-    labels: dict[int, str | None] = field(default_factory=dict)  # class index -> name, as the samples record them
-
-
-def _walk_hashes(obj: Any, prefix: str, out: dict[str, set[str]], depth: int = 0) -> None:
-    """Collect string values under keys containing ``sha256`` (e.g. a kernel stack checksum)."""
-    if depth > 4:
-        return
-    if isinstance(obj, dict):
-        for k, v in obj.items():
-            path = f"{prefix}.{k}" if prefix else str(k)
-            if "sha256" in str(k).lower() and isinstance(v, str):
-                out.setdefault(path, set()).add(v)
-            else:
-                _walk_hashes(v, path, out, depth + 1)
-
-
-def scan_build(build: Build, *, limit: int | None = None, progress: bool = False) -> ScanResult:
-    """Scan every config's shards: feature schema, Δv values (if any), checksums recorded in the samples."""
-    from tqdm.auto import tqdm
-
-    schemas, delta_v, hashes, labels = {}, {}, {}, {}
-    for name in tqdm(build.configs(), desc="scanning subsets", unit="subset", disable=not progress):
-        values: list[float] = []
-
-        def on_meta(meta: dict, values=values) -> None:
-            record_label(meta, labels)
-            params = meta.get("params")
-            if isinstance(params, dict):
-                for key in DELTA_V_KEYS:
-                    v = params.get(key)
-                    if isinstance(v, (int, float)) and not isinstance(v, bool):
-                        values.append(float(v))
-                        break
-                if len(hashes) < 16:
-                    _walk_hashes(params, "params", hashes)
-
-        schemas[name] = scan_subset((build.shard_ref(r) for r in build.shards(name)), limit=limit, on_meta=on_meta)
-        if values:
-            delta_v[name] = values
-    return ScanResult(schemas, delta_v, hashes, labels)
-
-
-def record_label(meta: dict, labels: dict[int, str | None]) -> None:
-    """Note a sample json's class index and name in ``labels`` (index -> name)."""
-    label = meta.get("label")
-    if isinstance(label, int) and not isinstance(label, bool) and label >= 0:
-        labels[label] = labels.get(label) or meta.get("label_name")
-
-
-def class_names(build: Build, scan: ScanResult) -> list[str] | None:
-    """Names of the class indices in ``.cls`` (for a ``ClassLabel``), or None for unlabelled builds.
-
-    ImageNet-derived sources and the bundled photos (ImageNet indices) get the 1000 ImageNet class names; any other
-    labelled source gets the names its samples record (``class_<i>`` for an index no scanned sample names).
-    """
-    from ..io.labels import imagenet_names, imagenet_wnids
-
-    source = build.manifest.get("source") or {}
-    if not scan.labels and not source.get("labelled"):
-        return None
-    imagenet = imagenet_names()
-    looks_imagenet = all(i < len(imagenet) and n in (None, imagenet[i]) for i, n in scan.labels.items())
-    if source_kind(source) in ("imagenet", "skimage") or (scan.labels and looks_imagenet):
-        return _unique(imagenet, imagenet_wnids())
-    count = max([int(source.get("num_classes") or 0), *(i + 1 for i in scan.labels)])
-    names = [scan.labels.get(i) or f"class_{i}" for i in range(count)]
-    return _unique(names, [str(i) for i in range(count)]) or None
-
-
-def _unique(names: list[str], ids: list[str]) -> list[str]:
-    """Names made unique for a ``ClassLabel``: a name shared by several classes gets its id appended (ImageNet has
-    two ``missile`` and two ``sunglasses`` classes: ``missile (n03773504)``, ``missile (n04008634)``)."""
-    seen: dict[str, int] = {}
-    for name in names:
-        seen[name] = seen.get(name, 0) + 1
-    return [f"{name} ({ident})" if seen[name] > 1 else name for name, ident in zip(names, ids, strict=True)]
-
-
 def source_datasets(manifest: dict[str, Any]) -> list[str]:
     """The card's ``source_datasets``: ``extended|imagenet-1k`` for ImageNet-derived data, else ``extended``."""
     return ["extended|imagenet-1k"] if source_kind(manifest.get("source") or {}) == "imagenet" else ["extended"]
@@ -210,67 +118,73 @@ def _title(build: Build) -> str:
         return build.benchmark
 
 
+class Flow(dict):
+    """A mapping written in YAML flow style (``{a: 1, b: 2}`` on one line)."""
+
+
+class FlowList(list):
+    """A sequence written in YAML flow style (``[a, b]``)."""
+
+
+def shards_digest(build: Build, name: str) -> str:
+    """sha256 (16 hex digits) of a config's shard paths and their recorded sha256, in order."""
+    records = build.manifest.get("shards") or {}
+    text = "\n".join(f"{rel} {(records.get(rel) or {}).get('sha256')}" for rel in build.shards(name))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
 def build_metadata(
     build: Build, scan: ScanResult, licence: Licence, *, pretty_name: str | None = None, arxiv: list[str] = ()
 ) -> dict:
-    """The card's YAML metadata (a plain dict, in the order the Hub documents it); ``arxiv`` ids become
-    ``arxiv:<id>`` tags, which the Hub links to the paper pages."""
-    from datasets import DatasetInfo, SplitDict, SplitInfo
-    from datasets.info import DatasetInfosDict
-    from datasets.utils.metadata import MetadataConfigs
-    from huggingface_hub import DatasetCardData
-
+    """The card's YAML metadata (a plain dict in the order the Hub documents it; :func:`dump_yaml` writes it);
+    ``arxiv`` ids become ``arxiv:<id>`` tags, which the Hub links to the paper pages."""
     configs = build.configs()
     if not configs:
         raise CorruptgenError(f"{build.location}: the build has no samples; nothing to describe")
-    split = build.split
-    default = build.default_config()
+    split, default, plan_id = build.split, build.default_config(), build.manifest.get("plan_id")
     total = sum(build.samples(n) for n in configs)
     tags = ["webdataset", "corruptgen", "robustness", "image-corruptions", build.benchmark]
-    tags += [f"arxiv:{i}" for i in arxiv]
-    card_data = DatasetCardData(
-        pretty_name=pretty_name or f"{_title(build)} (corruptgen render)",
-        task_categories=["image-classification"],
-        task_ids=["multi-class-image-classification"],
-        size_categories=[size_category(total)],
-        source_datasets=source_datasets(build.manifest),
-        tags=list(dict.fromkeys(tags)),
-        **licence.yaml,
-    )
-    names = class_names(build, scan)
-    meta_configs = {}
-    infos = {}
+    names = class_names(build.manifest.get("source") or {}, scan.labels, scan.max_label)
+    shared_names = Flow((str(i), n) for i, n in enumerate(names)) if names else None
+    blocks: dict[str, list] = {}  # one object per distinct feature block: YAML writes it once, then aliases it
+    meta_configs, infos = [], []
     for name in configs:
-        entry: dict[str, Any] = {"data_files": [{"split": split, "path": f"data/{name}/{split}-*.tar"}]}
+        entry = Flow(config_name=name, data_files=FlowList([Flow(split=split, path=f"data/{name}/{split}-*.tar")]))
         if name == default:
             entry["default"] = True
-        meta_configs[name] = entry
-        splits = SplitDict()
-        nbytes = build.nbytes(name)  # the shards' bytes: the encoded images are stored as they are
-        splits.add(SplitInfo(name=split, num_bytes=nbytes, num_examples=build.samples(name)))
-        infos[name] = DatasetInfo(features=scan.schemas[name].features(class_names=names), splits=splits,
-                                  download_size=nbytes, dataset_size=nbytes)  # fmt: skip
-    MetadataConfigs(meta_configs).to_dataset_card_data(card_data)
-    DatasetInfosDict(infos).to_dataset_card_data(card_data)
-    return _share_class_names(card_data.to_dict())
+        entry["description"] = f"corruptgen plan {plan_id}, shards sha256 {shards_digest(build, name)}"
+        meta_configs.append(entry)
+        schema = scan.schemas[name]
+        key, first = repr((schema.fields, schema.json_type)), False
+        if key not in blocks:
+            blocks[key], first = [Flow(f) for f in schema.yaml_features(shared_names)], True
+        info = (dict if first else Flow)(config_name=name, features=blocks[key])
+        info["splits"] = FlowList([Flow(name=split, num_bytes=build.nbytes(name), num_examples=build.samples(name))])
+        infos.append(info)
+    return {
+        "pretty_name": pretty_name or f"{_title(build)} (corruptgen render)",
+        **licence.yaml,
+        "task_categories": FlowList(["image-classification"]),
+        "task_ids": FlowList(["multi-class-image-classification"]),
+        "size_categories": FlowList([size_category(total)]),
+        "source_datasets": FlowList(source_datasets(build.manifest)),
+        "tags": FlowList(dict.fromkeys([*tags, *(f"arxiv:{i}" for i in arxiv)])),
+        "configs": meta_configs,
+        "dataset_info": infos,
+    }
 
 
-def _share_class_names(metadata: dict) -> dict:
-    """Make every config's ``class_label`` names one object, so the YAML states the (up to 1000) names once and
-    refers to them with an alias in the other configs (a card of 75 configs stays small and parses fast)."""
-    shared: dict[str, dict] = {}
+def dump_yaml(metadata: dict) -> str:
+    """YAML text of the metadata: block style, :class:`Flow` / :class:`FlowList` values on one line, an object
+    that occurs twice written once with an anchor (libyaml's emitter when present: same text, faster)."""
+    import yaml
 
-    def walk(node: Any) -> None:
-        if isinstance(node, dict):
-            label = node.get("class_label")
-            if isinstance(label, dict) and isinstance(label.get("names"), dict):
-                key = repr(sorted(label["names"].items()))
-                label["names"] = shared.setdefault(key, label["names"])
-            for value in node.values():
-                walk(value)
-        elif isinstance(node, list):
-            for value in node:
-                walk(value)
+    base = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
-    walk(metadata.get("dataset_info"))
-    return metadata
+    class Dumper(base):  # type: ignore[misc, valid-type]
+        pass
+
+    Dumper.add_representer(Flow, lambda d, data: d.represent_mapping("tag:yaml.org,2002:map", data, flow_style=True))
+    Dumper.add_representer(FlowList, lambda d, data: d.represent_sequence("tag:yaml.org,2002:seq", data,
+                                                                         flow_style=True))  # fmt: skip
+    return yaml.dump(metadata, Dumper=Dumper, sort_keys=False, allow_unicode=True, width=1000)

@@ -9,18 +9,21 @@ from ..commands import register_commands
 
 
 def _licence_args(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("card")
+    g = p.add_argument_group(
+        "card", "options a card was written with are kept by later builds and `corruptgen card` runs until given again"
+    )
     g.add_argument("--license", default=None, help="licence of the source images as a Hub id (e.g. cc-by-4.0, other)")
     g.add_argument("--license-name", default=None, help="with --license other: a short licence name")
     g.add_argument("--license-link", default=None, help="with --license other: a URL of the licence text")
     g.add_argument("--pretty-name", default=None, help="card title (default: '<benchmark title> (corruptgen render)')")
     g.add_argument("--scan", type=int, default=None, metavar="N",
-                   help="infer the declared features from the first N samples per subset (default: all)")  # fmt: skip
+                   help="builds made before corruptgen recorded shard facts: infer the declared features from the "
+                   "first N samples per subset (default: all)")  # fmt: skip
 
 
 def _card_options(args) -> dict:
     return {"license": args.license, "license_name": args.license_name, "license_link": args.license_link,
-            "pretty_name": args.pretty_name, "scan_limit": args.scan, "progress": sys.stderr.isatty()}  # fmt: skip
+            "pretty_name": args.pretty_name, "scan_limit": args.scan}  # fmt: skip
 
 
 @register_commands("hub")
@@ -28,7 +31,8 @@ def add_commands(sub) -> dict:
     p = sub.add_parser("card", help="(re)write README.md: Hub YAML metadata + a human-readable dataset card")
     p.add_argument("directory", help="a build directory, e.g. ./corruptgen-out/syn2nat")
     p.add_argument("--repo-id", default=None, help="the Hub repository the card's loading examples name")
-    p.add_argument("--no-images", dest="images", action="store_false", help="no sample grid / Δv histogram PNGs")
+    p.add_argument("--no-images", dest="images", action="store_false", default=None,
+                   help="no sample grid / Δv histogram PNGs")  # fmt: skip
     p.add_argument("--print", dest="print_card", action="store_true", help="print the card instead of writing it")
     _licence_args(p)
 

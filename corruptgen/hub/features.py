@@ -1,12 +1,13 @@
-"""Declared ``datasets`` features for a build's subsets, inferred from the samples themselves.
+"""Declared ``datasets`` features for a build's subsets, from the types of their samples.
 
 `datasets` infers a WebDataset schema from the first 5 samples of the first tar only (its WebDataset builder), and
 the ``params`` of a corruption differ per subset and sometimes per sample, so the card declares the features of every
-config. Types follow the datasets YAML encoding (§1.3): jpg/png/webp → ``image``, cls → ``int64``, json → ``struct``.
-Within the json, values are unified over the scanned samples: int+float → float64, null+T → T, lists by element; a
-value with no single Arrow type (a list mixing numbers and lists, or a field that is a number here and a string there)
-is declared ``json`` (datasets' ``Json`` feature). A field that is null in every scanned sample gets its known type
-(``label``: int64, ...) or ``json`` (which accepts anything later).
+config, in the datasets YAML encoding (§1.3), written without importing `datasets`: jpg/png/webp → ``image``, cls →
+``int64`` (or a ``ClassLabel``), json → ``struct``. The json type is unified over every sample (recorded while
+rendering, :mod:`corruptgen.io.facts`, or read here from shards that lack the record): int+float → float64, null+T → T,
+lists by element; a value with no single Arrow type (a list mixing numbers and lists, or a field that is a number here
+and a string there) is declared ``json`` (datasets' ``Json`` feature). A field that is null in every sample gets its
+known type (``label``: int64, ...) or ``json`` (which accepts anything later).
 """
 
 from __future__ import annotations
@@ -17,14 +18,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import CorruptgenError
+from ..io.facts import JSON as JSON
+from ..io.facts import NULL as NULL
+from ..io.facts import JType
+from ..io.facts import type_of as type_of
+from ..io.facts import unify as unify
 from ..io.tarread import iter_samples
-
-# A JSON value type: ("null",) ("bool",) ("int",) ("float",) ("str",) ("json",) ("list", T) ("struct", {name: T})
-JType = tuple
-NULL: JType = ("null",)
-JSON: JType = ("json",)
-_SCALARS = {bool: ("bool",), int: ("int",), float: ("float",), str: ("str",)}
 
 #: Fields of every sample json with their type when no scanned sample has a value (engine contract, chunk.py).
 KNOWN_FIELDS: dict[str, JType] = {
@@ -36,70 +35,27 @@ KNOWN_FIELDS: dict[str, JType] = {
 _TEXT_EXTENSIONS = ("txt", "text")
 _INT_EXTENSIONS = ("cls", "cls2", "index", "inx", "id")
 _JSON_EXTENSIONS = ("json", "jsn")
+_COMMON_IMAGES = frozenset({"jpg", "jpeg", "png", "webp"})  # in datasets' list; others are looked up there
+_KNOWN_NOT_IMAGES = frozenset(_TEXT_EXTENSIONS + _INT_EXTENSIONS + _JSON_EXTENSIONS)
+_DTYPES = {"bool": "bool", "int": "int64", "float": "float64", "str": "string"}
 
 
-def type_of(value: Any) -> JType:
-    """The JType of a decoded JSON value."""
-    if value is None:
-        return NULL
-    scalar = _SCALARS.get(type(value))
-    if scalar is not None:
-        return scalar
-    if isinstance(value, list):
-        elem = NULL
-        for item in value:
-            elem = unify(elem, type_of(item))
-            if elem == JSON:
-                break
-        return ("list", elem)
-    if isinstance(value, dict):
-        return ("struct", {k: type_of(v) for k, v in value.items()})
-    return JSON
-
-
-def unify(a: JType, b: JType) -> JType:
-    """The narrowest JType holding values of both ``a`` and ``b`` (``json`` when there is none)."""
-    if a == b:
-        return a
-    if a == NULL:
-        return b
-    if b == NULL:
-        return a
-    kinds = {a[0], b[0]}
-    if kinds == {"int", "float"}:
-        return ("float",)
-    if a[0] == b[0] == "list":
-        return ("list", unify(a[1], b[1]))
-    if a[0] == b[0] == "struct":
-        names = sorted({*a[1], *b[1]})
-        return ("struct", {n: unify(a[1].get(n, NULL), b[1].get(n, NULL)) for n in names})
-    return JSON
-
-
-def to_feature(t: JType, default: JType | None = None) -> Any:
-    """A ``datasets`` feature for a JType. Unknown (all-null) → ``default`` or ``Json``; empty struct → ``Json``."""
-    import datasets
-    from datasets import List, Value
-
-    Json = getattr(datasets, "Json", None)
-    if Json is None:
-        raise CorruptgenError(f"declaring features needs a datasets release with the Json feature (installed: "
-                              f"{datasets.__version__}); upgrade datasets")  # fmt: skip
-
+def yaml_type(t: JType, default: JType | None = None) -> dict[str, Any]:
+    """A JType in the datasets YAML encoding of features (what ``Features._to_yaml_list`` writes, without its name):
+    ``{"dtype": "int64"}``, ``{"list": ...}``, ``{"struct": [...]}``. Unknown (all-null) → ``default`` or ``json``
+    (datasets' ``Json`` feature); an empty struct → ``json`` (Parquet cannot store a struct without fields)."""
     if t == NULL and default is not None:
         t = default
     kind = t[0]
-    if kind in ("null", "json"):
-        return Json()
     if kind == "list":
-        return List(to_feature(t[1]))
-    if kind == "struct":
-        if not t[1]:  # Parquet (the Hub viewer) cannot store a struct without fields
-            return Json()
-        return {
-            name: to_feature(sub, KNOWN_FIELDS.get(name) if default is _TOP else None) for name, sub in t[1].items()
-        }
-    return Value({"bool": "bool", "int": "int64", "float": "float64", "str": "string"}[kind])
+        inner = yaml_type(t[1])
+        if list(inner) == ["dtype"] and isinstance(inner["dtype"], str):
+            return {"list": inner["dtype"]}
+        return {"list": inner["struct"]} if list(inner) == ["struct"] else {"list": inner}
+    if kind == "struct" and t[1]:
+        known = KNOWN_FIELDS if default is _TOP else {}
+        return {"struct": [{"name": n, **yaml_type(sub, known.get(n))} for n, sub in t[1].items()]}
+    return {"dtype": _DTYPES.get(kind, "json")}
 
 
 _TOP: JType = ("top",)  # marker: the sample json itself, whose known fields get their known types
@@ -114,7 +70,7 @@ def _image_extensions() -> set[str]:
 def field_kind(field_name: str) -> str | None:
     """How `datasets`' WebDataset builder reads a member suffix: image, int, json, text, or None (not declared)."""
     ext = field_name.rsplit(".", 1)[-1].lower()
-    if ext in _image_extensions():
+    if ext in _COMMON_IMAGES or (ext not in _KNOWN_NOT_IMAGES and ext in _image_extensions()):
         return "image"
     if ext in _INT_EXTENSIONS:
         return "int"
@@ -134,8 +90,14 @@ class SubsetSchema:
     scanned: int = 0
     undeclared: set[str] = field(default_factory=set)
 
-    def add(self, fields: dict[str, bytes | None], meta: dict | None) -> None:
+    def add(self, fields: dict[str, bytes | None] | list[str], meta: dict | None) -> None:
+        """Note one scanned sample (its member suffixes and decoded json)."""
         self.scanned += 1
+        self.add_fields(fields)
+        if meta is not None:
+            self.json_type = unify(self.json_type, type_of(meta))
+
+    def add_fields(self, fields: Iterable[str]) -> None:
         for f in fields:
             if f not in self.fields and f not in self.undeclared:
                 kind = field_kind(f)
@@ -143,30 +105,30 @@ class SubsetSchema:
                     self.undeclared.add(f)
                 else:
                     self.fields[f] = kind
-        if meta is not None:
-            self.json_type = unify(self.json_type, type_of(meta))
 
-    def features(self, class_names: list[str] | None = None) -> Any:
-        """``datasets.Features`` in the column order `datasets` itself produces (fields, then __key__, __url__);
-        with ``class_names`` the ``cls`` field is a ``ClassLabel`` (its -1, "unknown", stays allowed)."""
-        from datasets import ClassLabel, Features, Image, Value
-
-        out: dict[str, Any] = {}
+    def yaml_features(self, names: dict[str, str] | None = None) -> list[dict[str, Any]]:
+        """The features in the datasets YAML encoding, in the column order `datasets` itself produces (fields, then
+        __key__, __url__); with ``names`` (``{"0": name, ...}``) the ``cls`` field is a ``ClassLabel`` (its -1,
+        "unknown", stays allowed)."""
+        out: list[dict[str, Any]] = []
         for name, kind in self.fields.items():
             if kind == "image":
-                out[name] = Image()
-            elif kind == "int" and name == "cls" and class_names:
-                out[name] = ClassLabel(names=list(class_names))
-            elif kind == "int":
-                out[name] = Value("int64")
-            elif kind == "text":
-                out[name] = Value("string")
+                out.append({"name": name, "dtype": "image"})
+            elif kind == "int" and name == "cls" and names:
+                out.append({"name": name, "dtype": {"class_label": {"names": names}}})
+            elif kind in ("int", "text"):
+                out.append({"name": name, "dtype": "int64" if kind == "int" else "string"})
             elif kind == "json":
                 t = self.json_type if self.json_type[0] == "struct" else ("struct", {})
-                out[name] = to_feature(t, _TOP) if t[1] else to_feature(JSON)
-        out["__key__"] = Value("string")
-        out["__url__"] = Value("string")
-        return Features(out)
+                out.append({"name": name, **yaml_type(t, _TOP)})
+        return [*out, {"name": "__key__", "dtype": "string"}, {"name": "__url__", "dtype": "string"}]
+
+    def features(self, class_names: list[str] | tuple[str, ...] | None = None) -> Any:
+        """:meth:`yaml_features` as ``datasets.Features`` (what `datasets` reads from the card)."""
+        from datasets import Features
+
+        names = {str(i): n for i, n in enumerate(class_names)} if class_names else None
+        return Features._from_yaml_list(self.yaml_features(names))
 
 
 def scan_subset(

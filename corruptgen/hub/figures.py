@@ -102,15 +102,19 @@ def _compose(tiles: list, tile: int, cols: int) -> bytes:
 
 
 def _font(size: int):
-    """DejaVu Sans (matplotlib ships it; it has Δ and the other glyphs used), else PIL's own scalable font."""
+    """DejaVu Sans (matplotlib ships it; it has Δ and the other glyphs used; found without importing matplotlib),
+    else PIL's own scalable font."""
+    from importlib.util import find_spec
+
     from PIL import ImageFont
 
-    try:
-        import matplotlib
-
-        return ImageFont.truetype(f"{matplotlib.get_data_path()}/fonts/ttf/DejaVuSans.ttf", size)
-    except (ImportError, OSError):
-        return ImageFont.load_default(size)
+    spec = find_spec("matplotlib")
+    for folder in (spec and spec.submodule_search_locations) or ():
+        try:
+            return ImageFont.truetype(f"{folder}/mpl-data/fonts/ttf/DejaVuSans.ttf", size)
+        except OSError:
+            continue
+    return ImageFont.load_default(size)
 
 
 def delta_v_coverage(values: Sequence[float]) -> float:

@@ -13,7 +13,7 @@ from typing import Any
 from ..errors import CorruptgenError
 from ..io.storage import hub_dataset
 from .card import README, Build, card_marker
-from .card_yaml import ScanResult, class_names, record_label
+from .card_scan import class_names, record_label
 from .features import scan_subset
 from .stream import DECODES, _unknown_subset, torch_loader
 
@@ -72,7 +72,7 @@ def load(
         shards = [str((local / rel).resolve()) for rel in build.shards(subset)]
         labels: dict[int, str | None] = {}
         schema = scan_subset(shards, on_meta=lambda meta: record_label(meta, labels))
-        features = schema.features(class_names=class_names(build, ScanResult({subset: schema}, {}, {}, labels)))
+        features = schema.features(class_names=class_names(build.manifest.get("source") or {}, labels))
         return datasets.load_dataset("webdataset", data_files={split: shards}, split=split, streaming=streaming,
                                      features=features, **kwargs)  # fmt: skip
     if hub[1] is not None:

@@ -69,6 +69,7 @@ class ShardWriter:
         self._hash = hashlib.sha256()  # of the bytes as written: no re-read on commit
         self._size = 0
         self.count = 0
+        self.fields: dict[str, None] = {}  # member suffixes written, in first-seen order
 
     def _write(self, data: bytes) -> None:
         self._file.write(data)
@@ -84,6 +85,7 @@ class ShardWriter:
             raise ValueError(f"invalid sample key {key!r}")
         for ext in sorted(fields):
             data = fields[ext]
+            self.fields.setdefault(ext)
             self._write(tar_header(f"{key}.{ext}", len(data)))
             self._write(data)
             if len(data) % 512:
