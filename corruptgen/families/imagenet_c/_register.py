@@ -188,6 +188,7 @@ def _simple(fn: Callable[..., np.ndarray], *fields: str, rng: bool = False, x: s
         args = [p[f] for f in fields]
         return (fn(x, *args, generator) if rng else fn(x, *args)), {}
 
+    adapter.random = rng  # type: ignore[attr-defined]
     return adapter
 
 
@@ -298,5 +299,6 @@ def register_all(spec: Spec | None = None) -> None:
                 reference=f"{spec.script} {name}(x, severity)",
                 fidelity=FIDELITY[name],
                 check=functools.partial(_check_fixed, name, spec=spec),
+                random=getattr(ADAPTERS[name], "random", True),
             )
         )
