@@ -133,7 +133,7 @@ def _angle(p: dict[str, Any], rng: np.random.Generator, low: float, high: float)
 
 def _motion(image: np.ndarray, p: dict[str, Any], rng: np.random.Generator, spec: Spec) -> tuple[np.ndarray, Params]:
     angle, drawn = _angle(p, rng, -45, 45)
-    return blur.motion_blur(image / 255.0, p["radius"], p["sigma"], angle), drawn
+    return blur.motion_blur_uint8(image, p["radius"], p["sigma"], angle), drawn
 
 
 def _snow(image: np.ndarray, p: dict[str, Any], rng: np.random.Generator, spec: Spec) -> tuple[np.ndarray, Params]:
