@@ -249,12 +249,6 @@ REFERENCE_DRAWS: dict[str, str] = {
 }  # fmt: skip
 
 
-def _json(value: Any) -> Any:
-    if isinstance(value, np.generic):
-        return value.item()
-    return value
-
-
 def _check_fixed(name: str, options: Mapping[str, Any], spec: Spec | None = None) -> None:
     """A subset's fixed options: ``severity`` and/or explicit parameters inside their domains."""
     explicit = dict(options)
@@ -272,7 +266,7 @@ def make_fn(name: str, spec: Spec | None = None) -> Callable[..., tuple[np.ndarr
         y, drawn = adapter(image, values, rng, spec)
         used = {"severity": None if severity is None else int(severity), **values, **drawn}
         out = y if y.dtype == np.uint8 else to_uint8(y, rounding=rounding, clipped=True)
-        return out, {k: _json(v) for k, v in used.items()}
+        return out, {k: v.item() if isinstance(v, np.generic) else v for k, v in used.items()}
 
     fn.__name__ = f"{spec.family}_{name}"
     fn.__doc__ = f"{spec.title} {name}: severity 1..5 or explicit parameters {list(spec.domains[name])}."
