@@ -395,6 +395,12 @@ def table(results: list[dict]) -> str:
             rounds = [min(c["cpu_runs"][i] for c in theirs) / row["cpu_runs"][i] for i in range(len(row["cpu_runs"]))]
             spread = f"{min(rounds):.2f}–{max(rounds):.2f}×"
         lines.append(f"| {key} | " + " | ".join(cells) + f" | {ratio} | {spread} |")
+    sums = []
+    for r in results:
+        cells = [r["rows"].get(k, {}) for k in ours["rows"]]
+        if all("cpu_s_per_img" in c for c in cells):
+            sums.append(f"{r['impl']} {1e3 * sum(c['cpu_s_per_img'] for c in cells):.2f}")
+    lines.append(f"\nsum over the {len(ours['rows'])} rows, CPU ms per image: {', '.join(sums)}")
     if errors:
         lines.append("\n¹ " + "; ".join(sorted(errors)))
     if logs:
@@ -441,7 +447,10 @@ def main() -> int:
         outputs(args.impl, args.size, args.out)
         return 0
     if args.mode == "fidelity":
-        print(fidelity(args.peer_python, args.size))
+        text = fidelity(args.peer_python, args.size)
+        print(text)
+        if args.doc:
+            write_region(Path(args.doc), args.region or f"fidelity-{args.size}", text)
         return 0
     if args.mode == "table":
         results = [run for f in args.files for run in _as_list(json.loads(Path(f).read_text()))]
