@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from .alloc import tune_allocator
 from .chunk import ChunkRenderer, ChunkTask, prepare_image
 from .io.codec import encode_fields
 from .io.decode import BadImageError
@@ -106,6 +107,7 @@ def _read(renderer: ChunkRenderer, index: int) -> bytes | BadImageError:
 
 def render_chunk(task: ChunkTask, progress: Callable[[int], None] | None = None) -> dict[str, Any]:
     """Render one chunk; returns ``{"chunk", "shards": {relpath: record}, "skipped": [...]}``."""
+    tune_allocator()  # once per process: large temporaries reused, not re-mapped (corruptgen.alloc)
     if task.options.io_threads > 0:
         return render_pipelined(task, progress)
     renderer = ChunkRenderer(task)

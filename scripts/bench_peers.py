@@ -1,19 +1,28 @@
 #!/usr/bin/env python
-"""Per-corruption images/s of corruptgen vs the peer packages imagecorruptions 1.1.2 and corrupt-tta 0.1.7, same images.
+"""CPU time per image of every ImageNet-C-style corruption: corruptgen vs the reference scripts and the pip peers.
 
-The peers need numpy < 2, so they run in their own virtual environment; this one script runs in both. ``all`` times
-corruptgen here and each peer in ``--peer-python`` (a subprocess running ``run``), then prints one table:
+Implementations, each in its own process, one thread (BLAS, OpenMP, OpenCV and torch pinned):
+* ``corruptgen`` — the registered corruption (``corruptions.get(...).apply``), with the allocator policy of its render
+  processes (``corruptgen.alloc``);
+* ``reference`` — the reference scripts' formulas (hendrycks/robustness ``make_imagenet_c.py`` at 224,
+  ``make_tinyimagenet_c.py`` at 64, ``make_cifar_c.py`` at 32) as transcribed for the tests, on current libraries;
+  motion blur through ImageMagick itself (Wand) when ``wand`` and ImageMagick 6 are installed;
+* ``imagecorruptions`` 1.1.2 and ``corrupt-tta`` 0.1.7 — they need numpy < 2, so they run in ``--peer-python``:
 
-    python -m venv /tmp/peers && /tmp/peers/bin/pip install "numpy<2" imagecorruptions==1.1.2 corrupt-tta==0.1.7
-    python scripts/bench_peers.py all --peer-python /tmp/peers/bin/python --size 224 --severities 3
+    python -m venv peers && peers/bin/pip install "numpy<2" imagecorruptions==1.1.2 corrupt-tta==0.1.7
+    apt-get install imagemagick && pip install Wand      # optional: the reference's motion blur through ImageMagick
+    python scripts/bench_peers.py all --peer-python peers/bin/python --size 224 --out docs/bench_peers/peers_224.json \\
+        --doc docs/benchmarks.md                        # also writes the table into the page's region for the size
 
 Inputs: astronaut, coffee, chelsea and rocket from scikit-image, shorter side resized (PIL bilinear) to
-``size * 256 / 224`` and centre-cropped to ``size`` (the ImageNet-C protocol at 224; the same shape at 32 and 64).
-corruptgen runs the family of that resolution (``imagenet-c`` at 224, ``tinyimagenet-c`` at 64, ``cifar10-c`` at
-32, each with its reference script's constants; ``--family`` overrides); a peer has one set of constants for every
-size. Every implementation returns a uint8 image (corrupt-tta's float result goes through ``np.uint8``, the reference's
-cast). Timing: one thread (BLAS, OpenMP, OpenCV and torch pinned), one warm-up call per image, then 3 timed runs of at
-least 0.5 s each cycling over the images; images/s is the median of the runs, CPU-s/img from ``process_time``.
+``size * 256 / 224`` and centre-cropped to ``size``. corruptgen and the reference run the family of that resolution
+(``imagenet-c`` at 224, ``tinyimagenet-c`` at 64, ``cifar10-c`` at 32; ``--family`` overrides); a peer has one set of
+constants for every size. Every implementation returns a uint8 image (corrupt-tta's float result goes through
+``np.uint8``, the reference's cast). Timing, interleaved so that a change of load on a shared machine touches every
+implementation alike: per corruption/severity, one warm-up call per photo, then 3 rounds in which each implementation
+in turn makes one timed run of at least 0.5 s cycling over the photos; the table gives the median CPU-seconds per image
+(``process_time``) and the range of the ratio over the rounds. ``table FILE.json [--doc PAGE]`` prints (and writes)
+the table of a saved run again.
 """
 
 from __future__ import annotations
@@ -87,29 +96,80 @@ def _functions(impl: str, family: str):
         # corrupt-tta returns float arrays in [0, 255]; np.uint8 of it is the image (the reference's cast)
         funcs = corrupt_tta.corruption_dict.items()
         return {n: (lambda img, i, s, f=f: np.uint8(f(img, s))) for n, f in funcs if n in NAMES}
+    if impl == "reference":
+        return _reference_functions(family)
     raise SystemExit(f"unknown --impl {impl!r}")
 
 
-def _time(fn, photos, severity: int) -> tuple[float, float]:
-    """(median images/s, median CPU-s per image) of RUNS runs of at least MIN_SECONDS each."""
-    for i, img in enumerate(photos):
-        fn(img, i, severity)
-    rates, cpus = [], []
-    calls = 0
-    for _ in range(RUNS):
-        n, t0, c0 = 0, time.perf_counter(), time.process_time()
-        while True:
-            fn(photos[calls % len(photos)], calls, severity)
-            n, calls = n + 1, calls + 1
-            wall = time.perf_counter() - t0
-            if wall >= MIN_SECONDS:
-                break
-        rates.append(n / wall)
-        cpus.append((time.process_time() - c0) / n)
-    return sorted(rates)[RUNS // 2], sorted(cpus)[RUNS // 2]
+def _reference_functions(family: str):
+    """The reference scripts' formulas (make_imagenet_c.py at 224, make_tinyimagenet_c.py / make_cifar_c.py at 64 /
+    32) as transcribed for the test suite, one seeded Generator per call; motion blur through ImageMagick itself
+    (Wand, as the reference) when ``wand`` imports, else the tap-by-tap transcription."""
+    import importlib.util
+
+    import numpy as np
+
+    tests = Path(__file__).resolve().parents[1] / "tests"
+    sys.path[:0] = [str(tests / "corruptions"), str(tests / "families")]
+
+    def load(path: Path):
+        spec = importlib.util.spec_from_file_location(path.stem, path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+
+    if family == "imagenet-c":
+        ref = load(tests / "corruptions" / "imagenet_c_reference.py")
+        funcs = {n: (lambda img, i, s, n=n: getattr(ref, n)(img, np.random.default_rng(i), s)) for n in NAMES}
+    else:
+        ref = load(tests / "families" / "small_c_reference.py")
+        funcs = {n: (lambda img, i, s, n=n: ref.corrupt(n, img, np.random.default_rng(i), s))
+                 for n in NAMES}  # fmt: skip
+    try:
+        from wand.image import Image as WandImage  # noqa: F401
+    except ImportError:
+        return funcs
+    motion = _wand_motion_blur(family)
+    return {**funcs, "motion_blur": motion}
 
 
-def run(impl: str, size: int, family: str | None, severities: list[int], names: list[str]) -> dict:
+def _wand_motion_blur(family: str):
+    """The reference's motion blur: PNG through Wand's ``motion_blur`` (ImageMagick), decoded by OpenCV."""
+    import io
+
+    import cv2
+    import numpy as np
+    from PIL import Image
+    from wand.image import Image as WandImage
+
+    from corruptgen.corruptions import get
+
+    table = get(f"{family.replace('-', '_')}/motion_blur").params["severities"]
+
+    def motion(img, i, s):
+        radius, sigma = table[str(s)]["radius"], table[str(s)]["sigma"]
+        buffer = io.BytesIO()
+        Image.fromarray(img).save(buffer, format="PNG")
+        with WandImage(blob=buffer.getvalue()) as picture:
+            picture.motion_blur(radius=radius, sigma=sigma, angle=float(np.random.default_rng(i).uniform(-45, 45)))
+            out = cv2.imdecode(np.frombuffer(picture.make_blob(), np.uint8), cv2.IMREAD_UNCHANGED)
+        return np.clip(out[..., [2, 1, 0]], 0, 255)
+
+    return motion
+
+
+def _timed_run(fn, photos, severity: int, start: int) -> tuple[int, float, float]:
+    """One timed run of at least MIN_SECONDS cycling over the photos: (calls, wall s, CPU s)."""
+    n, t0, c0 = 0, time.perf_counter(), time.process_time()
+    while True:
+        fn(photos[(start + n) % len(photos)], start + n, severity)
+        n += 1
+        wall = time.perf_counter() - t0
+        if wall >= MIN_SECONDS:
+            return n, wall, time.process_time() - c0
+
+
+def _setup(impl: str) -> None:
     _pin_threads()
     try:
         import cv2
@@ -117,23 +177,132 @@ def run(impl: str, size: int, family: str | None, severities: list[int], names: 
         cv2.setNumThreads(1)
     except ImportError:
         pass
+    if impl == "corruptgen":  # the render processes' allocator policy (corruptgen.alloc), as in every build
+        from corruptgen.alloc import tune_allocator
+
+        tune_allocator()
+
+
+def _versions() -> dict[str, str]:
+    import importlib.metadata as md
+
+    out = {"python": sys.version.split()[0]}
+    for pkg in ("numpy", "opencv-python-headless", "opencv-python", "pillow", "scikit-image", "scipy", "wand"):
+        try:
+            out[pkg] = md.version(pkg)
+        except md.PackageNotFoundError:
+            continue
+    return out
+
+
+def serve(impl: str, size: int, family: str | None) -> None:
+    """Answer timing requests on stdin, one JSON line each: ``{"name", "severity"}`` → ``{"calls", "wall", "cpu"}``
+    (a warm-up call per photo the first time a corruption/severity is asked for) or ``{"error"}``."""
+    _setup(impl)
     family = family or FAMILY_FOR_SIZE.get(size, "imagenet-c")
     photos = _photos(size)
     funcs = _functions(impl, family)
-    rows = {}
-    for name in names:
-        if name not in funcs:
-            continue
-        for s in severities:
-            try:
-                ips, cpu = _time(funcs[name], photos, s)
-            except Exception as error:  # a peer broken by its dependencies (e.g. a newer scikit-image)
-                rows[f"{name}/{s}"] = {"error": f"{type(error).__name__}: {error}"}
-                print(f"{impl:16s} {size:4d} {name:18s} s{s} failed: {error}", file=sys.stderr)
-                continue
-            rows[f"{name}/{s}"] = {"img_s": ips, "cpu_s_per_img": cpu}
-            print(f"{impl:16s} {size:4d} {name:18s} s{s} {ips:9.1f} img/s {cpu * 1e3:8.2f} ms CPU/img", file=sys.stderr)
-    return {"impl": impl, "size": size, "family": family if impl == "corruptgen" else None, "rows": rows}
+    print(json.dumps({"ready": impl, "family": family, "names": sorted(funcs), "versions": _versions()}), flush=True)
+    warm, calls = set(), 0
+    for line in sys.stdin:
+        req = json.loads(line)
+        name, severity = req["name"], int(req["severity"])
+        try:
+            if name not in funcs:
+                raise KeyError(f"{impl} has no {name}")
+            if (name, severity) not in warm:
+                for i, img in enumerate(photos):
+                    funcs[name](img, i, severity)
+                warm.add((name, severity))
+            n, wall, cpu = _timed_run(funcs[name], photos, severity, calls)
+            calls += n
+            reply = {"calls": n, "wall": wall, "cpu": cpu}
+        except Exception as error:  # a peer broken by its dependencies (e.g. a newer scikit-image)
+            reply = {"error": f"{type(error).__name__}: {error}"}
+        print(json.dumps(reply), flush=True)
+
+
+class _Server:
+    def __init__(self, impl: str, python: str, size: int, family: str | None) -> None:
+        cmd = [python, __file__, "serve", "--impl", impl, "--size", str(size)] + (
+            ["--family", family] if family else []
+        )
+        self.impl = impl
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        hello = self.proc.stdout.readline()
+        if not hello:
+            raise SystemExit(f"{impl} did not start ({' '.join(cmd)})")
+        self.info = json.loads(hello)
+
+    def ask(self, name: str, severity: int) -> dict:
+        self.proc.stdin.write(json.dumps({"name": name, "severity": severity}) + "\n")
+        self.proc.stdin.flush()
+        return json.loads(self.proc.stdout.readline())
+
+    def close(self) -> None:
+        self.proc.stdin.close()
+        self.proc.wait()
+
+
+def interleaved(size: int, family: str | None, severities: list[int], names: list[str], peer_python: str | None,
+                reference: bool = True) -> list[dict]:  # fmt: skip
+    """Time every implementation on the same photos, interleaved: for each corruption/severity, RUNS rounds that each
+    give every implementation one timed run in turn, so a change of load touches all alike. Per implementation and
+    row: the median images/s and CPU-s per image of its runs, and every run's CPU-s per image."""
+    impls = [("corruptgen", sys.executable)]
+    if reference:
+        impls.append(("reference", sys.executable))
+    if peer_python:
+        impls += [("imagecorruptions", peer_python), ("corrupt-tta", peer_python)]
+    servers = [_Server(impl, python, size, family) for impl, python in impls]
+    results = [{"impl": srv.impl, "size": size, "family": srv.info["family"] if srv.impl == "corruptgen" else None,
+                "versions": srv.info["versions"], "rows": {}} for srv in servers]  # fmt: skip
+    load = [os.getloadavg()[0]]
+    try:
+        for name in names:
+            for s in severities:
+                runs: dict[str, list[dict]] = {srv.impl: [] for srv in servers}
+                for _ in range(RUNS):
+                    for srv in servers:
+                        if name in srv.info["names"]:
+                            runs[srv.impl].append(srv.ask(name, s))
+                for result in results:
+                    done = runs[result["impl"]]
+                    if not done:
+                        continue
+                    errors = [r["error"] for r in done if "error" in r]
+                    if errors:
+                        result["rows"][f"{name}/{s}"] = {"error": errors[0]}
+                        continue
+                    rates = sorted(r["calls"] / r["wall"] for r in done)
+                    cpus = [r["cpu"] / r["calls"] for r in done]
+                    result["rows"][f"{name}/{s}"] = {
+                        "img_s": rates[len(rates) // 2],
+                        "cpu_s_per_img": sorted(cpus)[len(cpus) // 2],
+                        "cpu_runs": cpus,
+                    }
+                cells = "  ".join(f"{r['impl']} {1e3 * r['rows'][f'{name}/{s}'].get('cpu_s_per_img', float('nan')):.2f}"
+                                  for r in results if f"{name}/{s}" in r["rows"])  # fmt: skip
+                print(f"{size:4d} {name:18s} s{s}  CPU ms/img: {cells}", file=sys.stderr, flush=True)
+    finally:
+        for srv in servers:
+            srv.close()
+    load.append(os.getloadavg()[0])
+    results[0]["machine"] = _machine(load)
+    return results
+
+
+def _machine(load: list[float]) -> dict:
+    cpu, flags = "unknown", []
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+        cpu = next(line.split(":", 1)[1].strip() for line in text.splitlines() if line.startswith("model name"))
+        found = next(line.split(":", 1)[1].split() for line in text.splitlines() if line.startswith("flags"))
+        flags = [f for f in ("sse4_2", "avx", "avx2", "fma", "avx512f") if f in found]
+    except (OSError, StopIteration):
+        pass
+    return {"cpu": cpu, "cores": os.cpu_count(), "flags": flags, "load_1min": [round(x, 2) for x in load],
+            "date": time.strftime("%Y-%m-%d")}  # fmt: skip
 
 
 def outputs(impl: str, size: int, path: str) -> None:
@@ -185,51 +354,69 @@ def fidelity(peer_python: str, size: int) -> str:
     return "\n".join(lines)
 
 
-def table(results: list[dict], before: dict | None = None) -> str:
-    """One Markdown table: images/s and CPU-ms per image of each implementation, and corruptgen's speed relative to
-    the fastest peer in CPU time (on a shared machine wall time measures the neighbours too; CPU time much less).
-    ``before``: an earlier corruptgen result, shown as a first column with its own ratio to the same peers."""
+def table(results: list[dict]) -> str:
+    """Markdown: the machine, then per corruption/severity each implementation's CPU ms per image (median of the
+    interleaved rounds), corruptgen's speed relative to the fastest other implementation (its CPU ms ÷ ours; > 1:
+    corruptgen faster) and that ratio's range over the rounds (how far apart the repeated measurements were)."""
     import math
 
     ours = next(r for r in results if r["impl"] == "corruptgen")
-    peers = [r for r in results if r["impl"] != "corruptgen"]
-    impls = [ours, *peers]
-    cols = " | ".join(f"{r['impl']} img/s (CPU ms)" for r in impls)
-    head = f"| corruption/severity | {cols} | vs fastest peer |"
-    if before:
-        before = {**before, "impl": "corruptgen before"}
-        impls = [before, *impls]
-        ratios = "before vs fastest peer | now vs fastest peer"
-        head = f"| corruption/severity | corruptgen before img/s (CPU ms) | {cols} | {ratios} |"
-    lines = [f"size {ours['size']}×{ours['size']}, corruptgen family {ours['family']}, one thread", "", head,
-             "|" + "---|" * (len(impls) + 2 + bool(before))]  # fmt: skip
-    logs = []
+    others = [r for r in results if r["impl"] != "corruptgen"]
+    machine = ours.get("machine", {})
+    versions = "; ".join(f"{r['impl']}: numpy {r.get('versions', {}).get('numpy', '?')}" for r in results)
+    lines = [
+        f"size {ours['size']}×{ours['size']}, corruptgen family `{ours['family']}`, one thread per implementation, "
+        f"CPU ms per image (median of {RUNS} interleaved rounds of ≥ {MIN_SECONDS} s); "
+        f"{machine.get('cpu', '?')}, {machine.get('cores', '?')} cores ({', '.join(machine.get('flags', []))}), "
+        f"load average {' → '.join(map(str, machine.get('load_1min', [])))} (start → end), {machine.get('date', '')}; "
+        f"{versions}",
+        "",
+        "| corruption/severity | "
+        + " | ".join(r["impl"] for r in results)
+        + " | vs fastest other | range over rounds |",
+        "|---" * (len(results) + 3) + "|",
+    ]
+    logs, errors = [], set()
     for key, row in ours["rows"].items():
-        cells, peer_cpu = [], []
-        for r in impls:
+        cells = []
+        for r in results:
             cell = r["rows"].get(key)
             if cell and "error" in cell:
-                cells.append("fails¹")
-                continue
-            cells.append(f"{cell['img_s']:.1f} ({1e3 * cell['cpu_s_per_img']:.2f})" if cell else "–")
-            if cell and r in peers:
-                peer_cpu.append(cell["cpu_s_per_img"])
-        ratio = min(peer_cpu) / row["cpu_s_per_img"] if peer_cpu and "error" not in row else None
-        if ratio:
-            logs.append(math.log(ratio))
-        if before:
-            old = before["rows"].get(key, {})
-            old_ratio = min(peer_cpu) / old["cpu_s_per_img"] if peer_cpu and "cpu_s_per_img" in old else None
-            cells.append(f"{old_ratio:.2f}×" if old_ratio else "–")
-        lines.append(f"| {key} | " + " | ".join(cells) + (f" | {ratio:.2f}× |" if ratio else " | – |"))
-    errors = sorted({f"{r['impl']} {k.split('/')[0]}: {c['error']}" for r in impls for k, c in r["rows"].items()
-                     if "error" in c})  # fmt: skip
+                errors.add(f"{r['impl']} {key.split('/')[0]}: {cell['error']}")
+            cells.append(
+                "fails¹" if cell and "error" in cell else f"{1e3 * cell['cpu_s_per_img']:.2f}" if cell else "–"
+            )
+        theirs = [r["rows"][key] for r in others if key in r["rows"] and "error" not in r["rows"][key]]
+        ratio, spread = "–", "–"
+        if theirs and "error" not in row:
+            best = min(c["cpu_s_per_img"] for c in theirs)
+            logs.append(math.log(best / row["cpu_s_per_img"]))
+            ratio = f"{best / row['cpu_s_per_img']:.2f}×"
+            rounds = [min(c["cpu_runs"][i] for c in theirs) / row["cpu_runs"][i] for i in range(len(row["cpu_runs"]))]
+            spread = f"{min(rounds):.2f}–{max(rounds):.2f}×"
+        lines.append(f"| {key} | " + " | ".join(cells) + f" | {ratio} | {spread} |")
+    sums = []
+    for r in results:
+        cells = [r["rows"].get(k, {}) for k in ours["rows"]]
+        if all("cpu_s_per_img" in c for c in cells):
+            sums.append(f"{r['impl']} {1e3 * sum(c['cpu_s_per_img'] for c in cells):.2f}")
+    lines.append(f"\nsum over the {len(ours['rows'])} rows, CPU ms per image: {', '.join(sums)}")
     if errors:
-        lines.append("\n¹ " + "; ".join(errors))
+        lines.append("\n¹ " + "; ".join(sorted(errors)))
     if logs:
-        lines.append(f"\ngeometric mean vs the fastest peer (CPU time): {math.exp(sum(logs) / len(logs)):.2f}× "
+        lines.append(f"\ngeometric mean vs the fastest other implementation: {math.exp(sum(logs) / len(logs)):.2f}× "
                      f"(slowest {math.exp(min(logs)):.2f}×)")  # fmt: skip
     return "\n".join(lines)
+
+
+def write_region(doc: Path, name: str, text: str) -> None:
+    """Replace what stands between ``<!-- bench_peers:NAME -->`` and ``<!-- /bench_peers:NAME -->`` in ``doc``."""
+    begin, end = f"<!-- bench_peers:{name} -->", f"<!-- /bench_peers:{name} -->"
+    page = doc.read_text()
+    if begin not in page or end not in page:
+        raise SystemExit(f"{doc}: no region {begin} … {end}")
+    head, rest = page.split(begin, 1)
+    doc.write_text(f"{head}{begin}\n{text}\n{end}{rest.split(end, 1)[1]}")
 
 
 def _as_list(value: dict | list) -> list[dict]:
@@ -238,7 +425,7 @@ def _as_list(value: dict | list) -> list[dict]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("mode", choices=["run", "all", "table", "outputs", "fidelity"])
+    parser.add_argument("mode", choices=["all", "table", "serve", "outputs", "fidelity"])
     parser.add_argument("files", nargs="*", help="table: result JSON files")
     parser.add_argument("--impl", default="corruptgen")
     parser.add_argument("--size", type=int, default=224)
@@ -246,41 +433,35 @@ def main() -> int:
     parser.add_argument("--severities", default="3")
     parser.add_argument("--names", default=",".join(NAMES))
     parser.add_argument("--peer-python", default=None, help="python of the virtual environment holding the peers")
+    parser.add_argument("--no-reference", action="store_true", help="leave out the reference scripts' column")
     parser.add_argument("--out", default=None, help="write the JSON results here")
-    parser.add_argument("--before", default=None, help="table: an earlier JSON whose corruptgen column is compared")
+    parser.add_argument("--doc", default=None, help="also write the table into this page's bench_peers region")
+    parser.add_argument("--region", default=None, help="the region's name (default: the size)")
     args = parser.parse_args()
     severities = [int(s) for s in args.severities.split(",")]
     names = [n for n in args.names.split(",") if n]
-    if args.mode == "run":
-        result = run(args.impl, args.size, args.family, severities, names)
-        text = json.dumps(result)
-        Path(args.out).write_text(text) if args.out else print(text)
+    if args.mode == "serve":
+        serve(args.impl, args.size, args.family)
         return 0
     if args.mode == "outputs":
         outputs(args.impl, args.size, args.out)
         return 0
     if args.mode == "fidelity":
-        print(fidelity(args.peer_python, args.size))
+        text = fidelity(args.peer_python, args.size)
+        print(text)
+        if args.doc:
+            write_region(Path(args.doc), args.region or f"fidelity-{args.size}", text)
         return 0
     if args.mode == "table":
-        runs = [run for f in args.files for run in _as_list(json.loads(Path(f).read_text()))]
-        before = None
-        if args.before:
-            before = next(r for r in _as_list(json.loads(Path(args.before).read_text())) if r["impl"] == "corruptgen")
-        print(table(runs, before))
-        return 0
-    results = [run("corruptgen", args.size, args.family, severities, names)]
-    if args.peer_python:
-        for impl in ("imagecorruptions", "corrupt-tta"):
-            cmd = [args.peer_python, __file__, "run", "--impl", impl, "--size", str(args.size),
-                   "--severities", args.severities, "--names", ",".join(names)]  # fmt: skip
-            done = subprocess.run(cmd, capture_output=True, text=True)
-            if done.returncode:
-                raise SystemExit(f"{impl} failed:\n{done.stderr[-2000:]}")
-            results.append(json.loads(done.stdout))
-    if args.out:
-        Path(args.out).write_text(json.dumps(results))
-    print(table(results))
+        results = [run for f in args.files for run in _as_list(json.loads(Path(f).read_text()))]
+    else:
+        results = interleaved(args.size, args.family, severities, names, args.peer_python, not args.no_reference)
+        if args.out:
+            Path(args.out).write_text(json.dumps(results, indent=1))
+    text = table(results)
+    print(text)
+    if args.doc:
+        write_region(Path(args.doc), args.region or str(results[0]["size"]), text)
     return 0
 
 

@@ -33,6 +33,19 @@ def as_generator(rng: RngLike) -> np.random.Generator:
     return np.random.default_rng(rng)
 
 
+class _NoRandomness:
+    """The ``rng`` a corruption declared ``random=False`` receives: drawing from it is a programming error."""
+
+    def __getattr__(self, name: str) -> Any:
+        raise RuntimeError(f"a corruption declared random=False used rng.{name}: declare it random")
+
+    def __repr__(self) -> str:
+        return "NO_RANDOMNESS"
+
+
+NO_RANDOMNESS: Any = _NoRandomness()
+
+
 @dataclass(frozen=True)
 class Corruption:
     """A registered corruption.
@@ -64,6 +77,8 @@ class Corruption:
         check: validates a subset's fixed options (raises ``ValueError``/``CorruptgenError`` naming field, value and
             domain); called when a plan is made, so a bad option fails before anything renders. Without it the
             options are only checked against ``fn``'s keyword parameters.
+        random: ``False`` for a corruption that never draws from ``rng`` (pixelate, JPEG, ...): no generator is made
+            for it (seeding one costs more than some 32 px corruptions) and ``fn`` gets :data:`NO_RANDOMNESS`.
     """
 
     name: str
@@ -79,6 +94,7 @@ class Corruption:
     group_size: Callable[[Mapping[str, Any]], int] | None = field(default=None, repr=False, compare=False)
     context: tuple[str, ...] = ()
     check: Callable[[Mapping[str, Any]], None] | None = field(default=None, repr=False, compare=False)
+    random: bool = True
 
     def __post_init__(self) -> None:
         unknown = set(self.context) - set(CONTEXT)
@@ -109,7 +125,7 @@ class Corruption:
             shape = getattr(image, "shape", None)
             dtype = getattr(image, "dtype", type(image).__name__)
             raise ValueError(f"{self.name}: expected an HxWx3 uint8 RGB array, got shape {shape} and dtype {dtype}")
-        return self.fn(image, as_generator(rng), **options)
+        return self.fn(image, as_generator(rng) if self.random else NO_RANDOMNESS, **options)
 
     def __call__(self, image: np.ndarray, rng: RngLike = None, **options: Any) -> np.ndarray:
         return self.apply(image, rng, **options)[0]

@@ -114,6 +114,7 @@ def test_motion_blur_matches_imagemagick(photos, tmp_path):
         expected = np.asarray(Image.open(tmp_path / "out.png").convert("RGB"))
         ours = np.rint(motion_blur(image / 255.0, radius, sigma, angle) * 255).astype(np.uint8)
         assert np.array_equal(ours, expected)
+        assert np.array_equal(blur.motion_blur_uint8(image, radius, sigma, angle), expected)
 
 
 def test_glass_shuffle_is_the_literal_loop_on_long_chains():

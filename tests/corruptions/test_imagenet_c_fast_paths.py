@@ -11,7 +11,7 @@ import pytest
 import skimage.data
 from PIL import Image
 
-from corruptgen.corruptions import get
+from corruptgen.corruptions import get, list_corruptions
 from corruptgen.families.imagenet_c import digital, weather
 
 FAMILIES = ("imagenet_c", "cifar10_c", "cifar100_c", "tinyimagenet_c", "imagenet64_c")
@@ -91,3 +91,24 @@ def test_pixelate_equals_pil_box_box(shape):
     factors = [f for (f,) in _table_values("pixelate", ("factor",))] + [0.01, 0.77, 1.0, 1.5]
     for factor in factors:
         np.testing.assert_array_equal(digital.pixelate_uint8(image, factor), _pil_pixelate(image, factor))
+
+
+@pytest.mark.parametrize("quality", sorted({int(q) for (q,) in _table_values("jpeg_compression", ("quality",))}))
+def test_jpeg_through_opencv_is_pil(quality):
+    """The OpenCV JPEG round trip gives PIL's pixels (the reference's calls), on real photos of odd and even sizes."""
+    for name in ("astronaut", "coffee", "chelsea"):
+        image = np.ascontiguousarray(getattr(skimage.data, name)()[:117, :90])
+        for img in (image, image[:32, :32], image[::3, ::2]):
+            expected = digital._jpeg_pil(img, quality)
+            np.testing.assert_array_equal(digital._jpeg_opencv(img, quality), expected)
+            np.testing.assert_array_equal(digital.jpeg_uint8(img, quality), expected)
+
+
+def test_deterministic_corruptions_get_no_generator():
+    from corruptgen.corruptions.registry import NO_RANDOMNESS
+
+    plain = {c.name for c in list_corruptions("imagenet_c") if not c.random}
+    assert plain == {"defocus_blur", "zoom_blur", "brightness", "contrast", "pixelate", "jpeg_compression",
+                     "gaussian_blur", "saturate"}  # fmt: skip
+    with pytest.raises(RuntimeError, match="random=False"):
+        NO_RANDOMNESS.uniform()

@@ -133,7 +133,7 @@ def _angle(p: dict[str, Any], rng: np.random.Generator, low: float, high: float)
 
 def _motion(image: np.ndarray, p: dict[str, Any], rng: np.random.Generator, spec: Spec) -> tuple[np.ndarray, Params]:
     angle, drawn = _angle(p, rng, -45, 45)
-    return blur.motion_blur(image / 255.0, p["radius"], p["sigma"], angle), drawn
+    return blur.motion_blur_uint8(image, p["radius"], p["sigma"], angle), drawn
 
 
 def _snow(image: np.ndarray, p: dict[str, Any], rng: np.random.Generator, spec: Spec) -> tuple[np.ndarray, Params]:
@@ -188,6 +188,7 @@ def _simple(fn: Callable[..., np.ndarray], *fields: str, rng: bool = False, x: s
         args = [p[f] for f in fields]
         return (fn(x, *args, generator) if rng else fn(x, *args)), {}
 
+    adapter.random = rng  # type: ignore[attr-defined]
     return adapter
 
 
@@ -248,12 +249,6 @@ REFERENCE_DRAWS: dict[str, str] = {
 }  # fmt: skip
 
 
-def _json(value: Any) -> Any:
-    if isinstance(value, np.generic):
-        return value.item()
-    return value
-
-
 def _check_fixed(name: str, options: Mapping[str, Any], spec: Spec | None = None) -> None:
     """A subset's fixed options: ``severity`` and/or explicit parameters inside their domains."""
     explicit = dict(options)
@@ -271,7 +266,7 @@ def make_fn(name: str, spec: Spec | None = None) -> Callable[..., tuple[np.ndarr
         y, drawn = adapter(image, values, rng, spec)
         used = {"severity": None if severity is None else int(severity), **values, **drawn}
         out = y if y.dtype == np.uint8 else to_uint8(y, rounding=rounding, clipped=True)
-        return out, {k: _json(v) for k, v in used.items()}
+        return out, {k: v.item() if isinstance(v, np.generic) else v for k, v in used.items()}
 
     fn.__name__ = f"{spec.family}_{name}"
     fn.__doc__ = f"{spec.title} {name}: severity 1..5 or explicit parameters {list(spec.domains[name])}."
@@ -298,5 +293,6 @@ def register_all(spec: Spec | None = None) -> None:
                 reference=f"{spec.script} {name}(x, severity)",
                 fidelity=FIDELITY[name],
                 check=functools.partial(_check_fixed, name, spec=spec),
+                random=getattr(ADAPTERS[name], "random", True),
             )
         )

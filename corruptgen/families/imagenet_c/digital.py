@@ -100,12 +100,41 @@ def jpeg_compression(x: np.ndarray, quality: int) -> np.ndarray:
 
 
 def jpeg_uint8(image: np.ndarray, quality: int) -> np.ndarray:
-    """:func:`jpeg_compression` of a uint8 image."""
+    """:func:`jpeg_compression` of a uint8 image: PIL's JPEG round trip (the reference's calls), run through OpenCV's
+    libjpeg when that gives PIL's pixels on this installation (checked once per process; it skips PIL's Python
+    marker parsing, 2–5× faster), through PIL otherwise."""
+    if _opencv_jpeg_is_pil():
+        return _jpeg_opencv(image, quality)
+    return _jpeg_pil(image, quality)
+
+
+def _jpeg_pil(image: np.ndarray, quality: int) -> np.ndarray:
     buffer = io.BytesIO()
     Image.fromarray(image).save(buffer, "JPEG", quality=int(quality))
     buffer.seek(0)
     with Image.open(buffer) as decoded:
         return np.asarray(decoded if decoded.mode == "RGB" else decoded.convert("RGB"))
+
+
+def _jpeg_opencv(image: np.ndarray, quality: int) -> np.ndarray:
+    bgr = cv2.cvtColor(np.ascontiguousarray(image), cv2.COLOR_RGB2BGR)
+    ok, data = cv2.imencode(".jpg", bgr, [cv2.IMWRITE_JPEG_QUALITY, int(quality)])
+    if not ok:
+        raise ValueError(f"OpenCV could not JPEG-encode a {image.shape} image")
+    return cv2.cvtColor(cv2.imdecode(data, cv2.IMREAD_COLOR), cv2.COLOR_BGR2RGB)
+
+
+@functools.cache
+def _opencv_jpeg_is_pil() -> bool:
+    """Whether OpenCV's JPEG round trip equals PIL's (same libjpeg settings: 4:2:0, standard tables, islow DCT,
+    fancy upsampling) on a probe image with odd sides, at qualities across the ImageNet-C tables."""
+    rows, cols = np.mgrid[0:37, 0:45]
+    noise = np.random.default_rng(0).integers(0, 64, size=(37, 45, 3))
+    probe = ((np.stack([rows * 6, cols * 5, (rows + cols) * 3], -1) + noise) % 256).astype(np.uint8)
+    try:
+        return all(np.array_equal(_jpeg_opencv(probe, q), _jpeg_pil(probe, q)) for q in (7, 15, 25, 50, 80, 95))
+    except (cv2.error, ValueError):
+        return False
 
 
 def saturate(x: np.ndarray, scale: float, shift: float) -> np.ndarray:
