@@ -5,6 +5,7 @@
 >>> corruptgen.build("syn2nat", out="corruptgen-out")  # doctest: +SKIP
 """
 
+from . import _no_update_checks  # noqa: F401, I001 (first: before any import of albumentations)
 from . import _moved, augment, corruptions  # noqa: F401 (_moved: old import paths of moved modules keep working)
 from ._version import __version__
 from .api import build, make_plan
