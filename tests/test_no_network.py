@@ -43,7 +43,8 @@ _SCRIPT = textwrap.dedent(
     source, out = sys.argv[1], sys.argv[2]
     built = []
     for name in list_benchmarks():
-        subset = get_benchmark(name).default_subsets[0]
+        bench = get_benchmark(name)
+        subset = (bench.default_subsets or [s for s in bench.subsets if s != "clean"])[0]
         corruptgen.build(name, source=f"imagefolder:{source}", subsets=subset, out=f"{out}/{name}", progress=False)
         built.append(name)
     print(json.dumps({"built": built, "attempts": attempts}))
