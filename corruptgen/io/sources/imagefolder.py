@@ -28,6 +28,7 @@ class ImageFolderSource(Source):
         self.path = path
         self.root = os.path.abspath(os.path.expanduser(path))
         self.layout = "flat"
+        self.num_classes: int | None = None
 
     def _scan(self) -> list[SourceItem]:
         if not os.path.exists(self.root):
