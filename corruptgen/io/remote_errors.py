@@ -14,6 +14,13 @@ from ..errors import CorruptgenError
 _DENIED = {"AccessDenied", "AllAccessDisabled", "InvalidAccessKeyId", "SignatureDoesNotMatch", "ExpiredToken",
            "InvalidToken", "TokenRefreshRequired", "AccountProblem", "InvalidSecurity"}  # fmt: skip
 _CREDENTIALS_HINT = "set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE (docs/storage.md)"
+_NETWORK = {"EndpointConnectionError", "ConnectTimeoutError", "ConnectionClosedError", "ClientConnectorError",
+            "ServerDisconnectedError", "ConnectionError", "TimeoutError", "ReadTimeoutError", "HTTPClientError",
+            "InvalidEndpointError", "ClientOSError", "FSTimeoutError"}  # fmt: skip
+
+
+class UnreachableError(CorruptgenError):
+    """The remote location did not answer (refused, timed out, unresolvable): a request there is futile for now."""
 
 
 def _chain(e: BaseException) -> Iterator[BaseException]:
@@ -66,13 +73,11 @@ def describe(e: BaseException, url: str, *, bucket: str | None = None) -> Corrup
         where = f" at {_endpoint()} (create it first, or fix the URL or AWS_ENDPOINT_URL)" if s3 else (
             " (create it first, or fix the URL)")  # fmt: skip
         return CorruptgenError(f"cannot access {url}: no {name}{where}")
-    if names & {"EndpointConnectionError", "ConnectTimeoutError", "ConnectionClosedError", "ClientConnectorError",
-                "ServerDisconnectedError", "ConnectionError", "TimeoutError", "ReadTimeoutError", "HTTPClientError",
-                "InvalidEndpointError", "ClientOSError"}:  # fmt: skip
+    if names & _NETWORK:
         if not s3:
-            return CorruptgenError(f"cannot reach {url}: {_first_line(e)} (check the network)")
-        return CorruptgenError(f"cannot reach {url} at {_endpoint()}: {_first_line(e)} (check AWS_ENDPOINT_URL and "
-                               "the network)")  # fmt: skip
+            return UnreachableError(f"cannot reach {url}: {_first_line(e)} (check the network)")
+        return UnreachableError(f"cannot reach {url} at {_endpoint()}: {_first_line(e)} (check AWS_ENDPOINT_URL and "
+                                "the network)")  # fmt: skip
     if names & {"BotoCoreError", "ClientError", "NoRegionError"}:
         return CorruptgenError(f"cannot access {url}: {type(e).__name__}: {_first_line(e)}")
     return None

@@ -139,6 +139,10 @@ class RemoteShardWriter(ShardWriter):
             self._temp.close()
         return record
 
+    def abort(self) -> None:
+        """Drop the staging file."""
+        self._temp.close()
+
 
 def open_shard(out_dir: str | os.PathLike, rel: str) -> ShardWriter:
     """A writer for shard ``rel`` of the build at ``out_dir``: a local path, or an fsspec URL (uploaded on commit)."""

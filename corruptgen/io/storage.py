@@ -4,8 +4,10 @@ Commit semantics per filesystem:
 
 * **local** (a plain path or ``file://``): each shard is written under a hidden ``.partial`` name, fsynced and renamed
   into place; the manifest likewise. A killed build leaves only ``.partial`` files, deleted by the next run.
-* **remote** (every other protocol): each shard is written to a local temporary file (under ``$TMPDIR``), hashed, then
-  uploaded with a single ``put`` to its final name; the temporary file is deleted whether the upload succeeds or not.
+* **remote** (every other protocol): each shard is written to a local staging file (under ``$TMPDIR``), hashed, then
+  uploaded with a single ``put`` to its final name; the staging file is deleted whether the upload succeeds or not
+  (SIGTERM included, see :mod:`corruptgen.io.sigterm`). Its name, ``.corruptgen-<host>-<pid>-...``, says whose it is:
+  those of killed processes of this host are deleted by the next remote build (and at the end of this one).
   Object stores (S3, GCS, Azure Blob) make an object visible only once its upload is complete, so a crash never leaves
   a partial object: that single put is the atomic commit (there is no rename on object stores). Filesystems whose
   ``put`` writes in place (sftp, ftp, smb, webdav, ...) can leave a truncated file after a crash; a resumed build
@@ -14,19 +16,27 @@ Commit semantics per filesystem:
 
 Only the driver writes the manifest; workers (local processes or Ray tasks) upload their own shards, so every worker
 needs access (credentials) to the output location.
+
+Every request to an S3 store is bounded: ``CORRUPTGEN_REMOTE_TIMEOUT`` seconds (default 15) to connect and for each
+next piece of the answer, at most ``CORRUPTGEN_REMOTE_ATTEMPTS`` attempts (default 3, with botocore's backoff; the
+standard ``AWS_MAX_ATTEMPTS`` / ``AWS_RETRY_MODE`` win when set). A server that stops answering fails the build in one
+line within about a minute, one that is down within seconds.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import stat
 import tempfile
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from ..errors import CorruptgenError
+from . import sigterm
 from .hashing import sha256_stream
+from .liveness import host_tag, process_gone
 from .remote_errors import remote_errors
 
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*(://|::)")
@@ -34,6 +44,9 @@ _LOCAL_PROTOCOLS = ("file", "local")
 #: protocol → (package, corruptgen extra) for the implementations corruptgen declares as extras
 _EXTRAS = {"s3": ("s3fs", "s3"), "s3a": ("s3fs", "s3"), "gs": ("gcsfs", "gcs"), "gcs": ("gcsfs", "gcs")}
 TEMP_PREFIX = ".corruptgen-"
+_STAGING_NAME = re.compile(r"^\.corruptgen-([0-9a-f]{8})-([0-9]+)-")  # host tag, pid
+TIMEOUT_ENV, ATTEMPTS_ENV = "CORRUPTGEN_REMOTE_TIMEOUT", "CORRUPTGEN_REMOTE_ATTEMPTS"
+DEFAULT_TIMEOUT_S, DEFAULT_ATTEMPTS = 15.0, 3
 #: object stores whose first path component is a bucket (checked when a location is opened)
 _BUCKET_PROTOCOLS = {"s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "adl", "oss"}
 
@@ -94,11 +107,50 @@ def require_local(location: str | os.PathLike, what: str, hint: str = "") -> Non
         )
 
 
+def request_limits() -> tuple[float, int]:
+    """(seconds, attempts) allowed to one request to an object store (see the module), from the environment."""
+    try:
+        timeout = float(os.environ.get(TIMEOUT_ENV) or DEFAULT_TIMEOUT_S)
+        attempts = int(os.environ.get(ATTEMPTS_ENV) or DEFAULT_ATTEMPTS)
+    except ValueError:
+        timeout = attempts = 0
+    if not (timeout > 0 and attempts >= 1):
+        raise CorruptgenError(f"{TIMEOUT_ENV} must be a number of seconds > 0 and {ATTEMPTS_ENV} a whole number >= 1")
+    return timeout, attempts
+
+
+def _bounded(protocol: str) -> dict[str, Any]:
+    """Storage options bounding every request of an S3 filesystem (botocore's timeouts and retries); the user's own
+    fsspec ``config_kwargs`` win."""
+    if protocol not in ("s3", "s3a"):
+        return {}
+    import fsspec.config
+
+    timeout, attempts = request_limits()
+    config: dict[str, Any] = {"connect_timeout": timeout, "read_timeout": timeout}
+    if not (os.environ.get("AWS_MAX_ATTEMPTS") or os.environ.get("AWS_RETRY_MODE")):
+        config["retries"] = {"total_max_attempts": attempts, "mode": "standard"}
+    return {"config_kwargs": {**config, **(fsspec.config.conf.get(protocol, {}).get("config_kwargs") or {})}}
+
+
+def _no_expect_continue(params: dict[str, Any], **_: Any) -> None:
+    """botocore asks for ``100 Continue`` before sending a PutObject body, and aiohttp waits for that answer with no
+    timeout at all (a server that stopped answering hung the build for good): the body is sent at once instead."""
+    params.get("headers", {}).pop("Expect", None)
+
+
 def _filesystem(url: str):
     from fsspec.core import url_to_fs
 
     try:
-        return url_to_fs(url)
+        options = _bounded(_protocol(url))
+        fs, root = url_to_fs(url, **options)
+        if options:
+            fs.retries = 1  # s3fs would repeat botocore's attempts up to 5 times (a hung server: > 4 minutes)
+            with remote_errors(url):
+                client = fs.connect()  # s3fs: its aiobotocore client, made once per filesystem
+            client.meta.events.register("before-call.s3", _no_expect_continue, unique_id="corruptgen-no-expect")
+        return fs, root
     except ImportError as e:
         proto = _protocol(url.split("::")[-1]) if "::" in url else _protocol(url)
         if proto in _EXTRAS:
@@ -124,6 +176,7 @@ class Location:
         self.root = root.rstrip("/")
         protocols = {self.fs.protocol} if isinstance(self.fs.protocol, str) else set(self.fs.protocol)
         self.bucket = self.root.lstrip("/").split("/", 1)[0] if protocols & _BUCKET_PROTOCOLS else None
+        reap_staging()
         if self.bucket:
             with remote_errors(self.url, bucket=self.bucket):
                 self.fs.info(self.bucket)
@@ -174,8 +227,8 @@ class Location:
         target = self.path(rel)
         parent = target.rsplit("/", 1)[0]
         with remote_errors(self.url, bucket=self.bucket):
-            if parent:
-                self.fs.makedirs(parent, exist_ok=True)  # a no-op on object stores
+            if parent and not self.bucket:  # object stores have no folders (s3fs would look for the bucket again)
+                self.fs.makedirs(parent, exist_ok=True)
             self.fs.put_file(os.fspath(local), target)
 
     def put_bytes(self, rel: str, data: bytes) -> None:
@@ -212,10 +265,16 @@ def location(url: str) -> Location:
 
 
 class temp_file:
-    """A local temporary file open for writing, deleted on exit (success or failure): ``with temp_file() as (f, p)``."""
+    """A local staging file open for writing, deleted on exit (success, failure or SIGTERM):
+    ``with temp_file() as (f, p)``, or :meth:`close` (idempotent)."""
 
     def __init__(self, suffix: str = "") -> None:
-        fd, name = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=suffix)
+        self._sigterm = sigterm.hold()
+        try:
+            fd, name = tempfile.mkstemp(prefix=f"{TEMP_PREFIX}{host_tag()}-{os.getpid()}-", suffix=suffix)
+        except BaseException:
+            self._release()
+            raise
         self.path = Path(name)
         self.file = os.fdopen(fd, "wb")
 
@@ -230,3 +289,31 @@ class temp_file:
             self.file.close()
         finally:
             self.path.unlink(missing_ok=True)
+            self._release()
+
+    def _release(self) -> None:
+        if self._sigterm:
+            self._sigterm = False
+            sigterm.release()
+
+
+def reap_staging(directory: str | None = None) -> int:
+    """Delete the staging files in ``directory`` (default ``$TMPDIR``) that processes of this host left when they were
+    killed (their pid is provably gone, :mod:`corruptgen.io.liveness`); returns how many."""
+    removed = 0
+    try:
+        entries = list(os.scandir(directory or tempfile.gettempdir()))
+    except OSError:
+        return 0
+    for entry in entries:
+        match = _STAGING_NAME.match(entry.name)
+        if match is None or match.group(1) != host_tag():
+            continue
+        try:
+            written = entry.stat(follow_symlinks=False)
+            if stat.S_ISREG(written.st_mode) and process_gone(int(match.group(2)), since=written.st_mtime):
+                os.unlink(entry.path)
+                removed += 1
+        except OSError:
+            continue
+    return removed

@@ -116,7 +116,7 @@ def test_interrupted_build_resumes(aws, local_build, monkeypatch):
     monkeypatch.setattr(storage.Location, "put_file", interrupted)
     with pytest.raises(KeyboardInterrupt):
         corruptgen.build("syn2nat", out=f"s3://{BUCKET}/resume", **KW)
-    monkeypatch.undo()
+    monkeypatch.setattr(storage.Location, "put_file", put_file)  # undo() would drop the credentials too
     url = f"s3://{BUCKET}/resume/syn2nat"
     assert not corruptgen.load_manifest(url)["complete"] and not corruptgen.verify(url).ok
     result = corruptgen.build("syn2nat", out=f"s3://{BUCKET}/resume", **KW)

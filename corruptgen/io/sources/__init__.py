@@ -12,14 +12,17 @@ Spec strings accepted by :func:`open_source`:
 Sources are picklable (they are sent to "spawn" worker processes): they hold plain data plus a cached item list;
 file and dataset handles are reopened lazily in each process and never pickled.
 
-Item keys only use ``[A-Za-z0-9_-]`` (WebDataset keys end at the first dot) and are unique within a source. They are
-computed over the whole source before ``limit`` is applied, so an image keeps its key whatever the limit.
+Item keys only use ``[A-Za-z0-9_-]`` (WebDataset keys end at the first dot), never start with ``_`` (readers skip
+such names as hidden files) and are unique within a source. They are computed over the whole source before ``limit``
+is applied, so an image keeps its key whatever the limit.
 """
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import re
+import sys
 from collections.abc import Callable
 
 from corruptgen.errors import CorruptgenError
@@ -75,8 +78,11 @@ def open_source(
         label_column: Label column of a ``hf`` source (default: the first ``ClassLabel``, or label/cls/... ints).
         limit: Keep only the first N items in the deterministic order.
 
+    The scan's notes (lines or folders the build will skip) are printed on stderr.
+
     Raises:
-        CorruptgenError: Unknown scheme, missing path, no images, missing column, remote URL, ...
+        CorruptgenError: Unknown scheme, missing path, no images, missing column, remote URL, a label outside the
+            class count, ...
     """
     scheme, _, rest = spec.partition(":")
     if (image_column is not None or label_column is not None) and scheme != "hf":
@@ -87,6 +93,9 @@ def open_source(
         raise CorruptgenError(f"unknown image source {spec!r}{hint}; valid forms: {spec_forms()}")
     source = factory(spec, rest, image_column, label_column, limit)
     source.items()
+    if multiprocessing.parent_process() is None:  # once per build: not again in each worker process
+        for note in source.notes:
+            print(f"corruptgen: {note}", file=sys.stderr)
     return source
 
 

@@ -1,7 +1,8 @@
 """Shared pieces of the image sources: :class:`SourceItem`, the :class:`Source` base class and key helpers.
 
-Item keys only use ``[A-Za-z0-9_-]`` (WebDataset keys end at the first dot) and are unique within a source. They are
-computed over the whole source before ``limit`` is applied, so an image keeps its key whatever the limit.
+Item keys only use ``[A-Za-z0-9_-]`` (WebDataset keys end at the first dot), never start with ``_`` (readers skip
+such names as hidden files) and are unique within a source. They are computed over the whole source before ``limit``
+is applied, so an image keeps its key whatever the limit.
 """
 
 from __future__ import annotations
@@ -22,6 +23,9 @@ from corruptgen.io.decode import DEFAULT_MAX_BYTES, BadImageError
 from corruptgen.io.lock import LOCK_NAME
 
 IMAGE_EXTENSIONS = frozenset({"jpg", "jpeg", "png", "webp", "bmp", "tif", "tiff", "ppm", "pgm", "gif"})
+#: Labels of a source that declares no class count must be below this (ImageNet-21k has 21,841 classes, Google
+#: Landmarks v2 about 200,000): a label is a class index, and readers size class tables by it.
+MAX_CLASSES = 1_000_000
 _KEY_BAD_CHARS = re.compile(r"[^A-Za-z0-9_-]")
 _MAX_MANIFEST_BYTES = 1 << 26  # a manifest.json larger than this is not read to tell a build directory
 
@@ -31,7 +35,7 @@ class SourceItem:
     """One clean image of a source.
 
     Attributes:
-        key: Unique within the source; only ``[A-Za-z0-9_-]`` (no dots).
+        key: Unique within the source; only ``[A-Za-z0-9_-]`` (no dots), never starting with ``_``.
         source_id: Human-readable origin (relative path, ``hf:<name>:<split>:<row>``, ``<tar>:<member>``, ...).
         label: Class index, or ``None`` when unknown/unlabelled.
         label_name: Human-readable class name, when known.
@@ -52,6 +56,10 @@ class Source:
     Attributes:
         spec: The spec string the source was opened from.
         labelled: True if the source carries labels at all (every sample then gets a class, -1 when unknown).
+        num_classes: The declared or known class count (1,000 for ImageNet labels), ``None`` when the source does not
+            say; every label is checked to lie below it (below :data:`MAX_CLASSES` when ``None``) when it is opened.
+        problems: item index -> why the build skips it (an item the scan already knows to be unusable).
+        notes: one-line remarks of the scan for the user (lines or folders skipped), printed once when opened.
     """
 
     kind: ClassVar[str] = "source"
@@ -63,16 +71,43 @@ class Source:
         self.spec = spec
         self.limit = limit
         self.labelled = False
+        self.num_classes: int | None = None
+        self.problems: dict[int, str] = {}
+        self.notes: list[str] = []
         self._items: list[SourceItem] | None = None
         self._total: int | None = None
 
     def items(self) -> list[SourceItem]:
-        """All items in deterministic order (computed once, cached and pickled along; do not mutate)."""
+        """All items in deterministic order (computed once, cached and pickled along; do not mutate).
+
+        Raises:
+            CorruptgenError: A label lies outside the source's class count (see ``num_classes``).
+        """
         if self._items is None:
             items = self._scan()
-            self._total = len(items)
-            self._items = items if self.limit is None else items[: self.limit]
+            kept = items if self.limit is None else items[: self.limit]
+            self._check_labels(kept)
+            self._total, self._items = len(items), kept
         return self._items
+
+    def _check_labels(self, items: list[SourceItem]) -> None:
+        """Every label a class index below ``num_classes`` (or :data:`MAX_CLASSES`), else one error line."""
+        bad = self._outside([item.label for item in items], self.num_classes)
+        if bad is not None:
+            raise self._label_error(items[bad].label, items[bad].source_id, self.num_classes)
+
+    @staticmethod
+    def _outside(labels: Sequence[int | None], num_classes: int | None) -> int | None:
+        """Position of the first label that is not a class index below ``num_classes`` (or :data:`MAX_CLASSES`)."""
+        bound = num_classes or MAX_CLASSES
+        return next((i for i, label in enumerate(labels) if label is not None and not 0 <= label < bound), None)
+
+    def _label_error(self, label: int, source_id: str, num_classes: int | None) -> CorruptgenError:
+        if num_classes:
+            return CorruptgenError(f"{self.kind}: label {label} of {source_id} is outside the {num_classes} classes "
+                                   f"of {self.spec} (labels 0..{num_classes - 1})")  # fmt: skip
+        return CorruptgenError(f"{self.kind}: label {label} of {source_id} is not a class index: labels must be "
+                               f"0..{MAX_CLASSES - 1} (at most {MAX_CLASSES:,} classes)")  # fmt: skip
 
     def read(self, index: int, *, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
         """Raw encoded bytes of item ``index``, at most ``max_bytes`` of them.
@@ -84,6 +119,9 @@ class Source:
         self.items()
         if not 0 <= index < len(self._items):
             raise IndexError(f"item index {index} out of range for {len(self._items)} items")
+        problem = self.problems.get(index)
+        if problem is not None:
+            raise BadImageError(problem)
         data = self._read(index, max_bytes)
         if len(data) > max_bytes:
             raise BadImageError(too_many_bytes(self._items[index].source_id, len(data), max_bytes))
@@ -108,7 +146,8 @@ class Source:
     def describe(self) -> dict:
         """JSON-safe description for the manifest."""
         count = len(self.items())
-        base = {"spec": self.spec, "kind": self.kind, "count": count, "labelled": self.labelled}
+        base = {"spec": self.spec, "kind": self.kind, "count": count, "labelled": self.labelled,
+                "num_classes": self.num_classes}  # fmt: skip
         return {**base, "total": self._total, "limit": self.limit, **self._describe_extra()}
 
     def __len__(self) -> int:
@@ -140,8 +179,11 @@ class Source:
 
 
 def _sanitize_key(text: str) -> str:
-    """Maps ``/`` to ``__`` and every other character outside ``[A-Za-z0-9_-]`` to ``_``."""
-    return _KEY_BAD_CHARS.sub("_", text.replace("/", "__")) or "_"
+    """Maps ``/`` to ``__`` and every other character outside ``[A-Za-z0-9_-]`` to ``_``; a key that would start with
+    ``_`` (e.g. a non-ASCII name, ``__``) or be empty gets an ``x`` in front, since readers skip names starting with
+    ``_`` or ``.`` as hidden files (datasets' webdataset loader drops them)."""
+    key = _KEY_BAD_CHARS.sub("_", text.replace("/", "__"))
+    return key if key[:1] not in ("", "_") else f"x{key}"
 
 
 def _short_hash(text: str) -> str:

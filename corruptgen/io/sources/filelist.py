@@ -3,11 +3,12 @@
 The list format is RobustBench's (its 5,000-image ImageNet-C evaluation list ``imagenet_test_image_ids.txt``): one
 path per line relative to a root, ``n01440764/ILSVRC2012_val_00000293.JPEG``, joined to the root as written (only the
 line ending is removed; blank lines are ignored). The root defaults to the list's own folder. Labels come from the
-paths exactly as for ``imagefolder:`` (``<wnid>/<file>`` gives the standard ImageNet-1k index).
+paths exactly as for ``imagefolder:`` (``<wnid>/<file>`` gives the fixed ImageNet-1k index; generic class folders are
+indexed among the root's folders), never from the set of lines that happened to be usable.
 
-A listed file that is missing, a path that leaves the root (absolute, or ``..`` above it) and a repeated line stay
-in the item list and are skipped by the build with their reason (counted in the manifest), so the build is exactly
-the list.
+A listed file that is missing, a path that leaves the root (absolute, or ``..`` above it), a repeated line and a
+wnid outside ImageNet-1k stay in the item list and are skipped by the build with their reason (counted in the
+manifest; the first lines are named on stderr when the source is opened), so the build is exactly the list.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ import os
 import posixpath
 
 from corruptgen.errors import CorruptgenError
-from corruptgen.io.decode import BadImageError
 
 from . import register_source
 from .base import Source, SourceItem, _path_keys, _read_file, _unique_keys, build_dir_above, refuse_build_dir
@@ -31,7 +31,6 @@ class FileListSource(ImageFolderSource):
     def __init__(self, spec: str, list_path: str, root: str | None = None, *, limit: int | None = None) -> None:
         self.list_path = os.path.abspath(os.path.expanduser(list_path))
         super().__init__(spec, root or os.path.dirname(self.list_path), limit=limit)
-        self.problems: dict[int, str] = {}  # item index -> why it is skipped
         self.missing = 0
 
     def _scan(self) -> list[SourceItem]:
@@ -52,28 +51,30 @@ class FileListSource(ImageFolderSource):
             if problem is None:
                 first_line[rel] = number
                 if not os.path.isfile(os.path.join(self.root, *rel.split("/"))):
-                    self.missing += 1
+                    self.problems[len(rels)] = f"file not found: {rel}"  # so far: the missing files
             rels.append((number, rel, problem))
         good = [i for i, (_, _, problem) in enumerate(rels) if problem is None]
         if not good:
             raise CorruptgenError(f"filelist: no usable path in {self.list_path}: {rels[0][2]} (line {rels[0][0]})")
+        self.missing = len(self.problems)
         if self.missing == len(good):
             raise CorruptgenError(
                 f"filelist: none of the {len(good)} listed files exists under {self.root}; "
                 "pass the folder the paths are relative to: filelist:<list>:<root>"
             )
-        labels = dict(zip(good, self._labels([rels[i][1] for i in good]), strict=True))
-        keys = dict(zip(good, _path_keys([rels[i][1] for i in good]), strict=True))
-        self.problems = {i: problem for i, (_, _, problem) in enumerate(rels) if problem is not None}
+        good_rels = [rels[i][1] for i in good]
+        labels = dict(zip(good, self._labels(good_rels, _folders(self.root)), strict=True))
+        keys = dict(zip(good, _path_keys(good_rels), strict=True))
+        unlabelled = self._unlabelled(good_rels, [labels[i] for i in good])
+        refused = {i: problem for i, (_, _, problem) in enumerate(rels) if problem is not None}
+        self.problems = refused | {good[j]: reason for j, reason in unlabelled.items()} | self.problems
+        self.notes = _skipped_lines([(rels[i][0], rels[i][1], self.problems[i]) for i in sorted(self.problems)])
         ids = [rel if i in keys else f"line {number}: {rel}" for i, (number, rel, _) in enumerate(rels)]
         raw_keys = [keys.get(i, f"line{number}") for i, (number, _, _) in enumerate(rels)]
         final = _unique_keys(raw_keys, ids)
         return [SourceItem(final[i], ids[i], *labels.get(i, (None, None))) for i in range(len(rels))]
 
     def _read(self, index: int, max_bytes: int) -> bytes:
-        problem = self.problems.get(index)
-        if problem is not None:
-            raise BadImageError(problem)
         rel = self._items[index].source_id
         return _read_file(os.path.join(self.root, *rel.split("/")), rel, max_bytes)
 
@@ -84,6 +85,22 @@ class FileListSource(ImageFolderSource):
     def _describe_extra(self) -> dict:
         return {**super()._describe_extra(), "list": self.list_path, "refused": len(self.problems),
                 "missing": self.missing}  # fmt: skip
+
+
+def _folders(root: str) -> list[str]:
+    """The root's visible sub-folders: the classes of a generic class-folder list (as ``imagefolder:<root>``)."""
+    try:
+        return [e.name for e in os.scandir(root) if not e.name.startswith(".") and e.is_dir()]
+    except OSError:
+        return []
+
+
+def _skipped_lines(skipped: list[tuple[int, str, str]], shown: int = 5) -> list[str]:
+    """The scan's notes on the lines the build skips: the first ``shown`` with number and reason, then a count."""
+    notes = [f"filelist: line {number} ({rel}) is skipped: {reason}" for number, rel, reason in skipped[:shown]]
+    if len(skipped) > shown:
+        notes.append(f"filelist: {len(skipped) - shown} more lines are skipped (reasons in manifest.json 'skipped')")
+    return notes
 
 
 def _read_list(path: str) -> list[tuple[int, str]]:

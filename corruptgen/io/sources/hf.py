@@ -9,6 +9,7 @@ from typing import Any
 
 from corruptgen.errors import CorruptgenError
 from corruptgen.io.decode import BadImageError
+from corruptgen.io.labels import NUM_CLASSES, imagenet_class_index, imagenet_names
 
 from .base import Source, SourceItem, _one_line, _read_file, _sanitize_key, _unique_keys, refuse_build_dir
 
@@ -53,7 +54,7 @@ class HFSource(Source):
         self.fingerprint = str(getattr(ds, "_fingerprint", "") or "")  # datasets' hash of the data and its history
         split = str(self.split)
         count = n if self.limit is None else min(n, self.limit)
-        labels, label_names = self._read_labels(ds, count)
+        labels, label_names = self._read_labels(ds, count, split)
         if "__key__" in ds.column_names:
             raw = [str(k) for k in ds["__key__"]]
             keys = _unique_keys([_sanitize_key(k) for k in raw], [str(i) for i in range(n)])[:count]
@@ -137,7 +138,10 @@ class HFSource(Source):
                 return column
         return None
 
-    def _read_labels(self, ds: Any, count: int) -> tuple[list[int | None], list[str | None]]:
+    def _read_labels(self, ds: Any, count: int, split: str) -> tuple[list[int | None], list[str | None]]:
+        """Labels and class names of the first ``count`` rows. A ``ClassLabel`` declares the class count; one whose
+        names are ImageNet-1k wnids (``load_dataset("imagefolder")`` of a wnid tree indexes the folders it found) gives
+        the fixed 1,000-class index instead, and rows of another class are skipped."""
         import datasets
 
         if self.label_column is None:
@@ -147,8 +151,23 @@ class HFSource(Source):
         class_names = feature.names if isinstance(feature, datasets.ClassLabel) else None
         values = ds.select_columns([self.label_column])[:count][self.label_column]
         labels = [int(v) if v is not None and int(v) >= 0 else None for v in values]
-        names = [class_names[v] if class_names and v is not None and v < len(class_names) else None for v in labels]
-        return labels, names
+        if not class_names:
+            return labels, [None] * count
+        bad = self._outside(labels, len(class_names))
+        if bad is not None:
+            raise self._label_error(labels[bad], f"hf:{self.name}:{split}:{bad}", len(class_names))
+        self.num_classes = len(class_names)
+        wnids = imagenet_class_index(class_names)
+        if wnids is None:
+            return labels, [None if v is None else class_names[v] for v in labels]
+        self.num_classes, names = NUM_CLASSES, imagenet_names()
+        remapped = [None if v is None else wnids.get(class_names[v]) for v in labels]
+        self.problems = {row: f"class {class_names[v]} is not an ImageNet-1k class (wnid): no label"
+                         for row, (v, new) in enumerate(zip(labels, remapped, strict=True))
+                         if v is not None and new is None}  # fmt: skip
+        if self.problems:
+            self.notes.append(f"hf: {len(self.problems)} rows of classes that are not ImageNet-1k wnids are skipped")
+        return remapped, [None if v is None else names[v] for v in remapped]
 
     def _make_image_handle(self, ds: Any) -> Any:
         """The dataset reduced to the image column, with image decoding off (raw bytes/paths)."""

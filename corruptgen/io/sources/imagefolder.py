@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 
 from corruptgen.errors import CorruptgenError
-from corruptgen.io.labels import imagenet_names, imagenet_val_labels, wnid_to_index
+from corruptgen.io.labels import NUM_CLASSES, imagenet_class_index, imagenet_names, imagenet_val_labels
 
 from .base import (
     IMAGE_EXTENSIONS,
@@ -24,10 +24,10 @@ class ImageFolderSource(Source):
     """A directory tree of image files, listed recursively by extension (content is not pre-validated).
 
     Hidden files and folders (name starting with ".") are skipped; symlinked folders are followed (cycles pruned).
-    Layouts: ``<wnid>/<file>`` with every top-level folder an ImageNet wnid (standard labels), generic
-    ``<class>/<file>`` folders (label = index of the sorted class names), a flat folder of ``ILSVRC2012_val_*``
-    files (official validation labels), or anything else (unlabelled). Class layouts require that no image lies
-    directly in the root folder.
+    Layouts: ``<wnid>/<file>`` with (at least half of) the top-level folders ImageNet-1k wnids (labels from the fixed
+    1,000-class index; images in any other folder are skipped with their reason), generic ``<class>/<file>`` folders
+    (label = index of the sorted class names), a flat folder of ``ILSVRC2012_val_*`` files (official validation
+    labels), or anything else (unlabelled). Class layouts require that no image lies directly in the root folder.
     """
 
     kind = "imagefolder"
@@ -51,29 +51,46 @@ class ImageFolderSource(Source):
             exts = ", ".join(sorted(IMAGE_EXTENSIONS))
             raise CorruptgenError(f"imagefolder: no image files ({exts}) found under {self.path}")
         labels = self._labels(relpaths)
+        self.problems.update(self._unlabelled(relpaths, labels))
         keys = _path_keys(relpaths)
         return [SourceItem(key, rel, *label) for key, rel, label in zip(keys, relpaths, labels, strict=True)]
 
-    def _labels(self, relpaths: list[str]) -> list[tuple[int | None, str | None]]:
+    def _labels(self, relpaths: list[str], folders: list[str] | None = None) -> list[tuple[int | None, str | None]]:
+        """(label, name) of each path by the layout rules; generic class folders are indexed among ``folders``
+        (default: the top-level folders of ``relpaths``)."""
         parts = [rel.split("/", 1) for rel in relpaths]
         classes = sorted({p[0] for p in parts if len(p) == 2})
         if classes and all(len(p) == 2 for p in parts):
-            self.labelled, self.num_classes = True, len(classes)
-            wnids = wnid_to_index()
-            if all(c in wnids for c in classes):
-                self.layout, names = "imagenet-wnid", imagenet_names()
-                return [(wnids[p[0]], names[wnids[p[0]]]) for p in parts]
-            self.layout = "class-folders"
+            self.labelled = True
+            wnids = imagenet_class_index(classes)
+            if wnids is not None:  # the fixed 1,000-class index: a missing or mistyped folder shifts nothing
+                self.layout, self.num_classes, names = "imagenet-wnid", NUM_CLASSES, imagenet_names()
+                return [(wnids[p[0]], names[wnids[p[0]]]) if p[0] in wnids else (None, None) for p in parts]
+            classes = sorted(set(folders)) if folders is not None else classes
+            self.layout, self.num_classes = "class-folders", len(classes)
             index = {c: i for i, c in enumerate(classes)}
-            return [(index[p[0]], p[0]) for p in parts]
+            return [(index[p[0]], p[0]) if p[0] in index else (None, None) for p in parts]
         basenames = [rel.rsplit("/", 1)[-1] for rel in relpaths]
         if all(b.startswith("ILSVRC2012_val_") for b in basenames):
-            self.layout, self.labelled = "imagenet-val", True
+            self.layout, self.labelled, self.num_classes = "imagenet-val", True, NUM_CLASSES
             table, names = imagenet_val_labels(), imagenet_names()
             labels = [table.get(os.path.splitext(b)[0] + ".JPEG") for b in basenames]
             return [(label, None if label is None else names[label]) for label in labels]
         self.layout = "flat"
         return [(None, None)] * len(relpaths)
+
+    def _unlabelled(self, relpaths: list[str], labels: list[tuple[int | None, str | None]]) -> dict[int, str]:
+        """The items of a wnid layout outside the 1,000 ImageNet classes (index -> reason), noted once per folder."""
+        if self.layout != "imagenet-wnid":
+            return {}
+        folders = [rel.split("/", 1)[0] for rel in relpaths]
+        skipped = {i: folders[i] for i, (label, _) in enumerate(labels) if label is None}
+        if skipped:
+            names = sorted(set(skipped.values()))
+            shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+            self.notes.append(f"{self.kind}: {len(skipped)} images in {len(names)} folders that are not ImageNet-1k "
+                              f"classes (wnids) are skipped: {shown}")  # fmt: skip
+        return {i: f"folder {folder} is not an ImageNet-1k class (wnid): no label" for i, folder in skipped.items()}
 
     def _read(self, index: int, max_bytes: int) -> bytes:
         rel = self._items[index].source_id

@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import cache
 
 from corruptgen.io.decode import BadImageError
-from corruptgen.io.labels import imagenet_names
+from corruptgen.io.labels import NUM_CLASSES, imagenet_names
 
 from .base import Source, SourceItem, _one_line, array_png
 
@@ -38,7 +38,7 @@ class SamplesSource(Source):
 
     def __init__(self, spec: str = "samples", *, limit: int | None = None) -> None:
         super().__init__(spec, limit=limit)
-        self.labelled = True
+        self.labelled, self.num_classes = True, NUM_CLASSES
 
     def _scan(self) -> list[SourceItem]:
         names = imagenet_names()

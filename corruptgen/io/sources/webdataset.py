@@ -64,7 +64,6 @@ class WebDatasetSource(Source):
         self.shard_paths: list[str] = []
         self.compressed: list[bool] = []
         self.skipped_samples = 0
-        self.problems: dict[int, str] = {}  # item index -> why the build skips it
         self._members: list[_TarMember | None] = []
         self._handles: OrderedDict[int, Any] = OrderedDict()
 
@@ -143,9 +142,6 @@ class WebDatasetSource(Source):
         }
 
     def _read(self, index: int, max_bytes: int) -> bytes:
-        problem = self.problems.get(index)
-        if problem is not None:
-            raise BadImageError(problem)
         member = self._members[index]
         shown = self._items[index].source_id
         if member.size > max_bytes:

@@ -1,0 +1,51 @@
+"""A TCP proxy in front of a test server that can be made to stop answering (connections accepted, requests
+swallowed) or to die (connections refused): the two ways an object store fails a build midway."""
+
+from __future__ import annotations
+
+import select
+import socket
+import threading
+
+
+class FaultyProxy:
+    """Forwards 127.0.0.1:``port`` to 127.0.0.1:``target``; :meth:`hang` and :meth:`die` break it for good."""
+
+    def __init__(self, target: int) -> None:
+        self.target = ("127.0.0.1", target)
+        self.mode = "forward"
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def hang(self) -> None:
+        self.mode = "hang"
+
+    def die(self) -> None:
+        self.mode = "dead"
+        self.listener.close()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._serve, args=(client,), daemon=True).start()
+
+    def _serve(self, client: socket.socket) -> None:
+        upstream = socket.create_connection(self.target)
+        try:
+            while self.mode != "dead":
+                ready, _, _ = select.select([client, upstream], [], [], 0.1)
+                for end in ready:
+                    data = end.recv(1 << 16)
+                    if not data:
+                        return
+                    if self.mode == "forward":
+                        (upstream if end is client else client).sendall(data)
+        except OSError:
+            pass
+        finally:
+            client.close()
+            upstream.close()
