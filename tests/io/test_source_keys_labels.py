@@ -92,6 +92,16 @@ def test_generic_class_list_indexes_the_roots_folders(tmp_path):
     assert [item.label for item in open_source(f"filelist:{listing}").items()] == [2, None]
 
 
+def test_numbered_class_folders_are_their_own_labels(tmp_path):
+    """ImageNetV2-style folders "0".."999": the folder's number is the label, whatever sorts or is missing."""
+    for rel in ("0/a.png", "2/b.png", "10/c.png"):
+        _png(tmp_path / rel)
+    source = open_source(f"imagefolder:{tmp_path}")
+    assert sorted((item.source_id, item.label) for item in source.items()) == [
+        ("0/a.png", 0), ("10/c.png", 10), ("2/b.png", 2)]  # fmt: skip
+    assert source.num_classes == 11
+
+
 def test_hf_class_label_of_wnids_gives_imagenet_indices(tmp_path, hf_cache):
     """``load_dataset("imagefolder")`` of a wnid tree makes a ClassLabel of the folders it found: index 1 is the
     second folder present, not ImageNet class 1."""

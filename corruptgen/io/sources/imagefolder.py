@@ -67,6 +67,10 @@ class ImageFolderSource(Source):
                 self.layout, self.num_classes, names = "imagenet-wnid", NUM_CLASSES, imagenet_names()
                 return [(wnids[p[0]], names[wnids[p[0]]]) if p[0] in wnids else (None, None) for p in parts]
             classes = sorted(set(folders)) if folders is not None else classes
+            if all(c.isascii() and c.isdigit() for c in classes):  # ImageNetV2-style "0".."999": the name is the label
+                index = {c: int(c) for c in classes}
+                self.layout, self.num_classes = "numbered-class-folders", max(index.values()) + 1
+                return [(index[p[0]], p[0]) if p[0] in index else (None, None) for p in parts]
             self.layout, self.num_classes = "class-folders", len(classes)
             index = {c: i for i, c in enumerate(classes)}
             return [(index[p[0]], p[0]) if p[0] in index else (None, None) for p in parts]
