@@ -24,10 +24,10 @@ import numpy as np
 import torch
 
 from ..errors import CorruptgenError
+from ..models.loading import DEFAULT_MODEL, EvalModel, load_model
 from .data import EvalSource, SubsetData, decode_image, fit_to, iter_samples, open_source, subset_dataset, verify_shards
 from .metrics import MetricOptions, compute_metrics, detect_family
 from .metrics.vcr import map_to_16, probs_to_16
-from .models import DEFAULT_MODEL, EvalModel, load_model
 from .predictions import TOPK, Predictions, build_predictions
 from .results import json_safe, slug, write_json
 
