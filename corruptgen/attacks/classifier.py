@@ -14,18 +14,19 @@ class Classifier:
     """``classifier(x)``: logits (N, C) of ``x`` float (N, 3, H, W) on [0, 1], on the model's device.
 
     Computes ``forward((resize(x) − mean) / std)``, the same input :meth:`EvalModel.preprocess` gives a uint8 image,
-    keeping the graph so gradients reach ``x``. The module must be in eval mode (loaded models are). On the CPU the
-    input is handed over channels-last (oneDNN's convolutions, forward and backward, run ~20 % faster that way).
+    keeping the graph so gradients reach ``x``, in ``dtype`` (the module's own: a float64 module takes float64 images).
+    The module must be in eval mode (loaded models are). On the CPU a float32 input is handed over channels-last
+    (oneDNN's convolutions, forward and backward, run ~20 % faster so; float64 ones run faster contiguous).
     """
 
-    def __init__(self, model: EvalModel) -> None:
+    def __init__(self, model: EvalModel, dtype: torch.dtype = torch.float32) -> None:
         self.model = model
         device = model.device
         self.name = model.name
-        self.mean = torch.tensor(model.mean, dtype=torch.float32, device=device).view(1, 3, 1, 1)
-        self.std = torch.tensor(model.std, dtype=torch.float32, device=device).view(1, 3, 1, 1)
+        self.mean = torch.tensor(model.mean, dtype=dtype, device=device).view(1, 3, 1, 1)
+        self.std = torch.tensor(model.std, dtype=dtype, device=device).view(1, 3, 1, 1)
         self.size = model.input_size
-        self.channels_last = self.mean.device.type == "cpu"
+        self.channels_last = self.mean.device.type == "cpu" and dtype == torch.float32
 
     @property
     def device(self) -> torch.device:
@@ -43,7 +44,7 @@ class Classifier:
         if not isinstance(out, torch.Tensor) or out.ndim != 2 or out.shape[0] != x.shape[0]:
             shape = tuple(out.shape) if isinstance(out, torch.Tensor) else type(out).__name__
             raise CorruptgenError(f"model {self.name} returned {shape}; expected (N, classes) logits")
-        return out.float()
+        return out.to(self.mean.dtype)
 
     @torch.no_grad()
     def predict(self, x: torch.Tensor) -> torch.Tensor:
@@ -51,11 +52,12 @@ class Classifier:
         return self(x).argmax(1)
 
 
-def differentiable(model: EvalModel, role: str = "model") -> Classifier:
+def differentiable(model: EvalModel, role: str = "model", dtype: torch.dtype = torch.float32) -> Classifier:
     """The :class:`Classifier` of ``model``, after checking that a gradient reaches its input (one forward and
     backward pass of a grey image); a model that returns no graph, or non-finite gradients, fails in one line."""
-    classifier = Classifier(model)
-    x = torch.full((1, 3, classifier.size, classifier.size), 0.5, device=classifier.device, requires_grad=True)
+    classifier = Classifier(model, dtype)
+    x = torch.full((1, 3, classifier.size, classifier.size), 0.5, dtype=dtype, device=classifier.device,
+                   requires_grad=True)  # fmt: skip
     try:
         with torch.enable_grad():
             out = classifier(x)

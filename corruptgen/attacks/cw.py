@@ -49,7 +49,7 @@ class _Adam:
 def cw_l2(model: Model, images: torch.Tensor, labels: torch.Tensor, *, c: float = 50.0, kappa: float = 0.0,
           steps: int = 40, lr: float = 0.01) -> torch.Tensor:  # fmt: skip
     """Adversarial images (N, 3, H, W) on [0, 1] for ``images`` with true classes ``labels`` (see the module)."""
-    images = images.detach()
+    images = images.detach().contiguous()
     n = images.shape[0]
     x = torch.clamp(images * 2 - 1, min=-1, max=1)
     w = (0.5 * torch.log((1 + x) / (1 - x))).detach().requires_grad_(True)

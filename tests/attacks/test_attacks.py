@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from conftest import Normalised, tiny_model
+from tiny_models import Normalised, tiny_model
 
 from corruptgen.attacks import Classifier, craft, differentiable, least_likely, parse_attacks, to_uint8
 from corruptgen.errors import CorruptgenError, UnknownNameError
