@@ -24,6 +24,7 @@ from .metrics.common import effective_robustness
 from .metrics.optics import kendall_rankings
 from .predictions import Predictions
 from .results import json_safe, load_results, slug
+from .thesis_adversarial import table_3_4c
 
 RECOMPUTED_SUFFIX = ".recomputed.json"
 
@@ -192,6 +193,7 @@ def _group(rs: list[dict[str, Any]], out: Path, options) -> tuple[list[str], lis
         ],
     )
     lines += _family_sections(rs, fam)
+    lines += table_3_4c(rs)
     extra = multi_model(rs, options)
     if "effective_robustness" in extra:
         er = extra["effective_robustness"]

@@ -30,6 +30,7 @@ from .metrics import MetricOptions, compute_metrics, detect_family
 from .metrics.vcr import map_to_16, probs_to_16
 from .predictions import TOPK, Predictions, build_predictions
 from .results import json_safe, slug, write_json
+from .whitebox import WhiteBox, attack_batch, classifiers, plan_whitebox
 
 RESULTS_FORMAT = 1
 _META_KEYS = ("source_key", "corruption", "category", "severity", "frames", "benchmark")
@@ -162,11 +163,14 @@ def evaluate(
     report: bool = True,
     progress: bool = False,
     options: MetricOptions | None = None,
+    attacks: str | Sequence[str] | None = None,
 ) -> EvalRun:
     """Evaluate ``models`` on a build (a local directory or a Hub dataset id); write results when ``out`` is set.
 
     Writes ``<out>/results-<model>.json`` (every metric, model and data provenance, versions),
     ``<out>/predictions-<model>.parquet`` and, with ``report``, ``<out>/report.md`` and ``<out>/plots/*.png``.
+    ``attacks`` (``"pgd:eps=0.04,cw_l2"``) attacks every model on the build's ``clean`` subset, white-box; each attack
+    is reported as a subset ``whitebox_<attack>`` (:mod:`corruptgen.eval.whitebox`).
     """
     _check_device(device)
     if batch_size < 1 or workers < 0 or (limit is not None and limit < 1):
@@ -174,12 +178,14 @@ def evaluate(
     options = options or MetricOptions()
     src = source if isinstance(source, EvalSource) else open_source(source, streaming=streaming, revision=revision)
     selected = src.select(subsets, clean=clean)
+    whitebox = plan_whitebox(attacks, [sd.name for sd in selected], src.spec)
     if verify:
         verify_shards(src, selected)
     nets = [load_model(m, device) for m in (models or [DEFAULT_MODEL])]
     names = [m.name for m in nets]
     if len(set(names)) != len(names):
         raise CorruptgenError(f"two models share a name ({', '.join(names)}); name them with --model NAME=SPEC")
+    attackers = classifiers(nets) if whitebox else []
     size = nets[0].input_size
     parts = []
     for si, sd in enumerate(selected):
@@ -202,12 +208,13 @@ def evaluate(
         for images, batch_recs in loader:
             x = images.to(device, non_blocking=True)
             labels = np.array([r[3] for r in batch_recs])
-            for net, col in zip(nets, collected, strict=True):
-                _predict(net, x, labels, col)
+            logits = [_predict(net, x, labels, col) for net, col in zip(nets, collected, strict=True)]
             for r in batch_recs:
                 if r[6] is not None:
                     metas.setdefault(r[0], r[6])
             recs.extend(r[:6] for r in batch_recs)
+            if whitebox:
+                _attack_clean(whitebox, nets, attackers, x, batch_recs, logits, collected, recs)
             bar.update(sum(1 for r in batch_recs if r[2] == 0))
     except CorruptgenError:
         raise
@@ -220,13 +227,17 @@ def evaluate(
     if not recs:
         raise CorruptgenError(f"no samples in the selected subsets of {src.spec}")
     subset_info = _subset_info(selected, metas)
+    names = [sd.name for sd in selected]
+    if whitebox:
+        subset_info.update(whitebox.info())
+        names += whitebox.names
     bench = src.benchmark or _first(metas, "benchmark")
     results, preds, files = [], [], []
     out_dir = Path(out) if out is not None else None
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)
     for net, col in zip(nets, collected, strict=True):
-        pred = _assemble(recs, selected, subset_info, col, net, bench)
+        pred = _assemble(recs, names, subset_info, col, net, bench)
         family = detect_family(bench, pred)
         pred.meta["family"] = family
         result = {
@@ -235,7 +246,8 @@ def evaluate(
             "model": net.describe(),
             "data": {**src.provenance(selected), "family": family, "limit": limit, "subsets_info": subset_info},
             "eval": {"device": device, "batch_size": batch_size, "workers": workers, "streaming": src.streaming,
-                     "images": len(recs), "seconds": seconds, "images_per_s": len(recs) / seconds if seconds else None},
+                     "images": len(recs), "seconds": seconds, "images_per_s": len(recs) / seconds if seconds else None,
+                     "attacks": [s.label() for s in whitebox.specs] if whitebox else []},
             "versions": _versions(),
             "options": _describe_options(options),
             "metrics": compute_metrics(pred, family, options),
@@ -264,8 +276,30 @@ def _first(metas: dict[int, dict], key: str):
     return next((m.get(key) for m in metas.values() if m.get(key)), None)
 
 
-def _predict(net: EvalModel, x: torch.Tensor, labels: np.ndarray, col: _Collected) -> None:
+def _predict(net: EvalModel, x: torch.Tensor, labels: np.ndarray, col: _Collected) -> torch.Tensor:
     logits = net(x)
+    _record(net, logits, labels, col)
+    return logits
+
+
+def _attack_clean(whitebox: WhiteBox, nets, attackers, x: torch.Tensor, batch_recs, logits, collected, recs) -> None:
+    """Attack each model on the clean images of the batch; one row per image and attack, after the batch's rows."""
+    rows = [i for i, r in enumerate(batch_recs) if r[0] == whitebox.clean_index and r[2] == 0]
+    if not rows:
+        return
+    index = torch.tensor(rows, device=x.device)
+    labels = np.array([batch_recs[i][3] for i in rows])
+    keys = [batch_recs[i][1] for i in rows]
+    attacked = [attack_batch(whitebox, a, x[index], labels, lg[index], keys) for a, lg in zip(attackers, logits,
+                                                                                              strict=True)]  # fmt: skip
+    for k in range(len(whitebox.specs)):
+        recs.extend((whitebox.first_index + k, *batch_recs[i][1:6]) for i in rows)
+        for net, col, per_attack in zip(nets, collected, attacked, strict=True):
+            _record(net, per_attack[k], labels, col)
+
+
+def _record(net: EvalModel, logits: torch.Tensor, labels: np.ndarray, col: _Collected) -> None:
+    """Keep the top-5 classes and probabilities of ``logits`` (and the 16-class probabilities for VCR)."""
     c = logits.shape[1]
     if not col.checked:
         if net.num_classes is not None and net.num_classes != c:
@@ -301,8 +335,7 @@ def _subset_info(selected: Sequence[SubsetData], metas: dict) -> dict[str, dict[
     return info
 
 
-def _assemble(recs, selected, subset_info, col: _Collected, net: EvalModel, bench: str | None) -> Predictions:
-    names = [sd.name for sd in selected]
+def _assemble(recs, names, subset_info, col: _Collected, net: EvalModel, bench: str | None) -> Predictions:
     si, key, frame, label, source_key, dv = zip(*recs, strict=True)
     rows: dict[str, Any] = {
         "subset": [names[i] for i in si],

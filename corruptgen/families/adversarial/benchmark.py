@@ -60,7 +60,8 @@ class Adversarial(Benchmark):
     """The adversarial family: subsets from a selection, ``--subsets`` or ``--attacks``, on one surrogate."""
 
     def select(self, names: str | Sequence[str] | None, surrogate: str | None = None, selection: str | None = None,
-               attacks: str | None = None, **other: Any) -> tuple[Subset, ...]:  # fmt: skip
+               attacks: str | None = None, surrogate_sha256: str | None = None,
+               **other: Any) -> tuple[Subset, ...]:  # fmt: skip
         if other:
             flags = ", ".join("--" + k.replace("_", "-") for k in other)
             raise CorruptgenError(f"{self.name} takes no option {flags} (it has --surrogate, --selection, --attacks)")
@@ -77,6 +78,9 @@ class Adversarial(Benchmark):
         else:
             specs = selection_specs(selection or DEFAULT_SELECTION)
         model = load_surrogate(canonical_spec(surrogate)) if any(specs) else None
+        if model is not None and surrogate_sha256 not in (None, model.sha256):
+            raise CorruptgenError(f"surrogate {model.spec}: weights sha256 {model.sha256[:12]}…, the plan has "
+                                  f"{surrogate_sha256[:12]}…")  # fmt: skip
         return tuple(CLEAN if s is None else _subset(s, model.spec, model.sha256) for s in specs)
 
     @property
@@ -84,11 +88,12 @@ class Adversarial(Benchmark):
         return {s.subset_name: s for name in SELECTIONS for s in selection_specs(name)}
 
     def family_options(self, options: dict[str, Any]) -> dict[str, Any]:
-        """Canonical options: the surrogate spec (a TorchScript path absolute), the selection name, the attack list
-        in canonical syntax."""
+        """Canonical options: the surrogate's spec (a TorchScript path absolute; the default when unset) and its
+        weights' sha256 (so both are in the manifest and the card), the selection name, the attack list in canonical
+        syntax. Loading the surrogate here fails early, in one line, when it cannot be loaded or differentiated."""
         out = super().family_options(options)
-        if "surrogate" in out:
-            out["surrogate"] = canonical_spec(out["surrogate"])
+        model = load_surrogate(canonical_spec(out.get("surrogate")))
+        out["surrogate"], out["surrogate_sha256"] = model.spec, model.sha256
         if "selection" in out:
             selection_specs(out["selection"])
         if "attacks" in out:

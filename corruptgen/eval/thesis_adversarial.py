@@ -1,0 +1,61 @@
+"""Table 3.4c of Laugros's thesis (PhD thesis, Université Grenoble Alpes, 2022, §3.3.4.1): APP = acc_c / acc_clean
+(Eq. 2.2) per adversarial attack, one row per model, next to its clean top-1.
+
+Its columns are every adversarial subset of the results: the white-box attacks of ``corruptgen eval --attacks``
+(``whitebox_*``) and the transfer attacks of an ``adversarial`` build (black-box, crafted on its surrogate), white-box
+first. ``corruptgen report`` adds the table where such subsets are present (:func:`table_3_4c`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from .metrics.common import WHITEBOX
+
+ADVERSARIAL_BENCHMARK = "adversarial"
+_NAME = re.compile(r"^(?P<attack>.+?)_eps(?P<low>\d+_\d+)(?:to(?P<high>\d+_\d+))?(?P<rest>_.+)?$")
+
+
+def attack_label(subset: str) -> str:
+    """``pgd_eps0_04`` -> ``pgd ε=0.04``; ``fgsm_eps0_0025to0_025`` -> ``fgsm ε∈[0.0025, 0.025]``."""
+    m = _NAME.match(subset)
+    if not m:
+        return subset
+    low, high = (v.replace("_", ".") if v else None for v in (m["low"], m["high"]))
+    eps = f"ε∈[{low}, {high}]" if high else f"ε={low}"
+    return " ".join(p for p in (m["attack"], eps, (m["rest"] or "").strip("_").replace("_", " ")) if p)
+
+
+def adversarial_columns(result: dict[str, Any]) -> list[tuple[str, str]]:
+    """(subset, column title) of a result's adversarial subsets: white-box ones, then black-box ones."""
+    rows = result["metrics"]["subsets"]
+    white = [(n, f"{attack_label(n.removeprefix('whitebox_'))} (white-box)") for n, r in rows.items()
+             if str(r.get("corruption") or "").startswith(WHITEBOX)]  # fmt: skip
+    black = []
+    if result["data"].get("benchmark") == ADVERSARIAL_BENCHMARK:
+        black = [(n, f"{attack_label(n)} (black-box)") for n, r in rows.items()
+                 if n != "clean" and not str(r.get("corruption") or "").startswith(WHITEBOX)]  # fmt: skip
+    return white + black
+
+
+def table_3_4c(results: Sequence[dict[str, Any]]) -> list[str]:
+    """Markdown lines of Table 3.4c for ``results`` (several models of one build), or none without adversarial
+    subsets."""
+    columns = list(dict.fromkeys(c for r in results for c in adversarial_columns(r)))
+    if not columns:
+        return []
+
+    def cell(value: float | None, digits: int = 2, scale: float = 1.0) -> str:
+        return "–" if value is None else f"{scale * value:.{digits}f}"
+
+    header = ["model", "clean top-1 %", *(title for _, title in columns)]
+    lines = ["### Table 3.4c: APP per adversarial attack (acc / acc_clean; Laugros, PhD thesis, §3.3.4.1)", "",
+             "| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]  # fmt: skip
+    for r in results:
+        rows = r["metrics"]["subsets"]
+        clean = rows.get("clean", {}).get("top1")
+        cells = [cell(rows.get(n, {}).get("app")) for n, _ in columns]
+        lines.append("| " + " | ".join([r["model"]["name"], cell(clean, 1, 100), *cells]) + " |")
+    return [*lines, ""]
