@@ -14,7 +14,8 @@ MEAN, STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
 
 
 class TinyNet(torch.nn.Module):
-    """conv(3→8, stride 2) → ReLU → conv(8→classes) → global mean, weights drawn from ``seed``. ``offset`` shifts every
+    """conv(3→8, stride 2) → ReLU → conv(8→classes) → global mean, weights drawn from ``seed`` (no biases: the input
+    decides). ``offset`` shifts every
     logit (the cross-entropy and the CW margin do not change; torchattacks' CW reads the max of the one-hot-masked
     logits, which equals the max over the other classes only when one of them is positive)."""
 
@@ -24,8 +25,9 @@ class TinyNet(torch.nn.Module):
         self.conv2 = torch.nn.Conv2d(8, classes, 3, padding=1)
         g = torch.Generator().manual_seed(seed)
         with torch.no_grad():
-            for p in self.parameters():
-                p.copy_(torch.randn(p.shape, generator=g) / max(1, p[0].numel()) ** 0.5)
+            for conv in (self.conv1, self.conv2):
+                conv.weight.copy_(torch.randn(conv.weight.shape, generator=g) / conv.weight[0].numel() ** 0.5)
+                conv.bias.zero_()
         self.offset = offset
         self.eval()
 
@@ -55,8 +57,16 @@ class Normalised(torch.nn.Module):
         return self.net((x - self.mean) / self.std)
 
 
-def tiny_model(seed: int = 4) -> EvalModel:
+def tiny_model(seed: int = 2) -> EvalModel:
     """A 10-class :class:`TinyNet` on 16×16 inputs as an :class:`EvalModel`."""
     net = TinyNet(seed=seed)
     return EvalModel(name="tiny", spec="tiny", forward=net, module=net, input_size=16, mean=MEAN, std=STD,
                      num_classes=10).to("cpu")  # fmt: skip
+
+
+class NoGradSurrogate(TinySurrogate):
+    """A surrogate whose forward runs under ``torch.no_grad``: not differentiable."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        with torch.no_grad():
+            return super().forward(x)

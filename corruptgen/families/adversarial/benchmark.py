@@ -92,12 +92,12 @@ class Adversarial(Benchmark):
         weights' sha256 (so both are in the manifest and the card), the selection name, the attack list in canonical
         syntax. Loading the surrogate here fails early, in one line, when it cannot be loaded or differentiated."""
         out = super().family_options(options)
-        model = load_surrogate(canonical_spec(out.get("surrogate")))
-        out["surrogate"], out["surrogate_sha256"] = model.spec, model.sha256
         if "selection" in out:
             selection_specs(out["selection"])
         if "attacks" in out:
             out["attacks"] = ",".join(s.label() for s in parse_attacks(out["attacks"]))
+        model = load_surrogate(canonical_spec(out.get("surrogate")))  # after the cheap checks
+        out["surrogate"], out["surrogate_sha256"] = model.spec, model.sha256
         return out
 
     def plan(self, *, source: SourceSpec | str = "samples", subsets=None, clean: bool = True,

@@ -7,26 +7,13 @@ the model: not on the batch, the worker or the machine's thread count); on CUDA 
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from ...attacks.spec import AttackSpec
-from .surrogate import load_surrogate
-
-
-@contextlib.contextmanager
-def _one_thread() -> Iterator[None]:
-    import torch
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
+from .surrogate import load_surrogate, one_thread
 
 
 def draw_eps(spec: AttackSpec, rng: np.random.Generator) -> float | None:
@@ -44,7 +31,7 @@ def craft_batch(spec: AttackSpec, surrogate_spec: str, sha256: str, images: np.n
         return _craft(spec, surrogate_spec, sha256, images, rngs, labels, device)
     outs: list[np.ndarray] = []
     params: list[dict[str, Any]] = []
-    with _one_thread():
+    with one_thread():
         for i in range(len(images)):
             one = slice(i, i + 1)
             out, prm = _craft(spec, surrogate_spec, sha256, images[one], rngs[one], labels[one], "cpu")
