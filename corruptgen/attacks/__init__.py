@@ -1,5 +1,6 @@
 """Adversarial attacks on [0, 1] images, shared by the ``adversarial`` family (transfer sets crafted on a surrogate),
-white-box evaluation (``corruptgen eval --attacks``) and the M-TLAT augmentation (:mod:`corruptgen.augment`).
+white-box evaluation (``corruptgen eval --attacks``) and the Mixup / TLAT / M-TLAT training augmentations
+(:mod:`.training`, re-exported by :mod:`corruptgen.augment`).
 
 >>> from corruptgen.attacks import Classifier, craft, parse_attacks
 >>> from corruptgen.models import load_model
@@ -23,6 +24,7 @@ _WHERE = {
     "cw_l2": ".cw",
     "fgsm": ".gradient", "least_likely": ".gradient", "loss_gradient": ".gradient", "mi_fgsm": ".gradient",
     "pgd": ".gradient",
+    "MTLAT": ".training", "TLAT": ".training", "Mixup": ".training", "soft_cross_entropy": ".training",
 }  # fmt: skip
 
 __all__ = sorted(_WHERE)
