@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import difflib
 import inspect
-import secrets
 import sys
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
@@ -26,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from .errors import CorruptgenError, UnknownNameError
-from .seeding import call_rng
+from .seeding import SeededCalls
 
 __all__ = ["MTLAT", "TLAT", "Mixup", "OpticsAugment", "RandomCorruption", "soft_cross_entropy"]  # noqa: F822 (lazy)
 #: adversarial training augmentations (Laugros's thesis §3.3.2), loaded on first use with torch
@@ -144,7 +143,7 @@ def resolve_choices(
     return choices
 
 
-class RandomCorruption:
+class RandomCorruption(SeededCalls):
     """Apply a randomly chosen corruption of a family (uniform over corruptions, then over their severities).
 
     Args:
@@ -175,16 +174,14 @@ class RandomCorruption:
     ) -> None:
         if not 0.0 <= p <= 1.0:
             raise CorruptgenError(f"p must be in [0, 1], got {p}")
+        super().__init__(seed)
         self.family = family
         self.p = float(p)
-        self.seed = int(seed) if seed is not None else secrets.randbits(63)
         self.choices = resolve_choices(family, category=category, names=names, severity=severity, options=options)
         self._by_corruption: dict[str, list[Choice]] = {}
         for c in self.choices:
             self._by_corruption.setdefault(c.corruption, []).append(c)
         self._names = list(self._by_corruption)
-        self.epoch = 0
-        self._calls = 0
         self._fns: dict[str, Any] = {}
 
     def __repr__(self) -> str:
@@ -195,14 +192,6 @@ class RandomCorruption:
         state = self.__dict__.copy()
         state["_fns"] = {}  # registered functions may be closures: look them up again after unpickling
         return state
-
-    def set_epoch(self, epoch: int) -> None:
-        self.epoch = int(epoch)
-
-    def _generator(self, key: Any) -> np.random.Generator:
-        if key is None:
-            self._calls += 1
-        return call_rng(self.seed, self.epoch, self._calls, key)
 
     def _corruption(self, name: str):
         if name not in self._fns:

@@ -4,6 +4,7 @@ augmentation call's only on (seed, epoch, key) or (seed, epoch, DataLoader worke
 from __future__ import annotations
 
 import hashlib
+import secrets
 import sys
 from typing import Any
 
@@ -42,3 +43,21 @@ def call_rng(seed: int, epoch: int, calls: int, key: Any = None) -> np.random.Ge
         digest = hashlib.sha256(str(key).encode("utf-8")).digest()
         entropy = [seed, epoch, 2**32, int.from_bytes(digest[:8], "little")]
     return np.random.default_rng(np.random.SeedSequence(entropy))
+
+
+class SeededCalls:
+    """Base of the augmentations: a base seed (``None``: fresh entropy), an epoch (:meth:`set_epoch` for fresh draws
+    every epoch) and the generator of each call (:func:`call_rng`)."""
+
+    def __init__(self, seed: int | None) -> None:
+        self.seed = int(seed) if seed is not None else secrets.randbits(63)
+        self.epoch = 0
+        self._calls = 0
+
+    def set_epoch(self, epoch: int) -> None:
+        self.epoch = int(epoch)
+
+    def _generator(self, key: Any = None) -> np.random.Generator:
+        if key is None:
+            self._calls += 1
+        return call_rng(self.seed, self.epoch, self._calls, key)

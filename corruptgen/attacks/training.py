@@ -22,7 +22,6 @@ images are clipped to [0, 1]. Randomness is seeded like :class:`corruptgen.augme
 
 from __future__ import annotations
 
-import secrets
 from typing import Any
 
 import numpy as np
@@ -30,7 +29,7 @@ import torch
 import torch.nn.functional as F
 
 from ..errors import CorruptgenError
-from ..seeding import call_rng
+from ..seeding import SeededCalls
 from .gradient import fgsm
 
 __all__ = ["MTLAT", "TLAT", "Mixup", "soft_cross_entropy"]
@@ -46,24 +45,14 @@ def soft_cross_entropy(logits: torch.Tensor, targets: torch.Tensor, reduction: s
     return loss.sum() if reduction == "sum" else loss.mean()
 
 
-class _Seeded:
-    """Per-call generators like RandomCorruption's; ``set_epoch`` for fresh draws every epoch."""
+class _Seeded(SeededCalls):
+    """Per-call generators like RandomCorruption's (``set_epoch`` for fresh draws every epoch), the class count."""
 
     def __init__(self, num_classes: int, seed: int | None) -> None:
         if int(num_classes) < 2:
             raise CorruptgenError(f"num_classes must be at least 2, got {num_classes}")
+        super().__init__(seed)
         self.num_classes = int(num_classes)
-        self.seed = int(seed) if seed is not None else secrets.randbits(63)
-        self.epoch = 0
-        self._calls = 0
-
-    def set_epoch(self, epoch: int) -> None:
-        self.epoch = int(epoch)
-
-    def _rng(self, key: Any) -> np.random.Generator:
-        if key is None:
-            self._calls += 1
-        return call_rng(self.seed, self.epoch, self._calls, key)
 
     def _inputs(self, images: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
         """Check the batch; returns the one-hot labels (B, N) in the images' dtype."""
@@ -119,7 +108,7 @@ class Mixup(_Seeded):
 
     def __call__(self, images: torch.Tensor, labels: torch.Tensor, key: Any = None) -> Pairs:
         soft = self._inputs(images, labels)
-        return [_mix(images, soft, self.alpha, self._rng(key))]
+        return [_mix(images, soft, self.alpha, self._generator(key))]
 
 
 class TLAT(_Seeded):
@@ -134,7 +123,7 @@ class TLAT(_Seeded):
 
     def __call__(self, images: torch.Tensor, labels: torch.Tensor, key: Any = None) -> Pairs:
         soft = self._inputs(images, labels)
-        rng = self._rng(key)
+        rng = self._generator(key)
         return [(images, soft), _targeted(self.model, images, soft, self.num_classes, self.eps_max, rng)]
 
 
@@ -150,7 +139,7 @@ class MTLAT(_Seeded):
 
     def __call__(self, images: torch.Tensor, labels: torch.Tensor, key: Any = None) -> Pairs:
         soft = self._inputs(images, labels)
-        rng = self._rng(key)
+        rng = self._generator(key)
         first = _mix(images, soft, self.alpha, rng)
         x_mix2, y_mix2 = _mix(images, soft, self.alpha, rng)
         return [first, _targeted(self.model, x_mix2, y_mix2, self.num_classes, self.eps_max, rng)]
