@@ -43,7 +43,7 @@ class Classifier:
             out = out[0]
         if not isinstance(out, torch.Tensor) or out.ndim != 2 or out.shape[0] != x.shape[0]:
             shape = tuple(out.shape) if isinstance(out, torch.Tensor) else type(out).__name__
-            raise CorruptgenError(f"model {self.name} returned {shape}; expected (N, classes) logits")
+            raise CorruptgenError(f"returned {shape}, not (N, classes) logits of torch")
         return out.to(self.mean.dtype)
 
     @torch.no_grad()
@@ -62,8 +62,11 @@ def differentiable(model: EvalModel, role: str = "model", dtype: torch.dtype = t
         with torch.enable_grad():
             out = classifier(x)
             if not out.requires_grad:
-                raise CorruptgenError("its output carries no gradient (it leaves torch, or runs under no_grad)")
+                raise CorruptgenError("not differentiable: its output carries no gradient (it leaves torch, or runs "
+                                      "under no_grad)")  # fmt: skip
             (grad,) = torch.autograd.grad(out.logsumexp(1).sum(), x)
+    except CorruptgenError as e:  # not a classifier's output, or no graph
+        raise CorruptgenError(f"{role} {model.name}: {e}") from None
     except Exception as e:
         reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise CorruptgenError(f"{role} {model.name} is not differentiable: {reason}") from None
