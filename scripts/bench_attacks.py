@@ -2,10 +2,11 @@
 
 PGD-10 (ε = 0.04, step ε/10, no random start), EfficientNet-Lite0 (the default model) behind its (x − 0.5) / 0.5
 normalisation, float32, one batch of the sample photographs (cycled to ``--batch-size``) at 224×224. Each side is
-timed with ``corruptgen.bench.timing.time_work`` (warm-up, median of ``--repeats`` runs of at least 0.5 s,
-CPU-seconds per image; ``--threads`` torch threads, stated in the output). Also timed: the float64 path the
-``adversarial`` family crafts with (not part of the ratio: torchattacks has no such mode). Prints one Markdown table
-row per line for docs/benchmarks.md.
+timed with ``corruptgen.bench.timing.time_work`` (a warm-up, then runs of at least 0.5 s, CPU-seconds per image;
+``--threads`` torch threads, stated in the output), the two sides' runs interleaved (ours, theirs, theirs, ours, ...)
+so that a change in the machine's load hits both; the medians over ``--repeats`` runs are printed. Also timed: the
+float64 path the ``adversarial`` family crafts with (not part of the ratio: torchattacks has no such mode). Prints a
+Markdown table for docs/benchmarks.md.
 
     python scripts/bench_attacks.py --batch-size 8 --repeats 3 --threads 1
     python scripts/bench_attacks.py --device cuda --batch-size 64
@@ -14,6 +15,7 @@ row per line for docs/benchmarks.md.
 from __future__ import annotations
 
 import argparse
+import statistics
 
 import numpy as np
 import torch
@@ -48,6 +50,16 @@ class _Normalised(torch.nn.Module):
         return self.net((x - self.mean) / self.std)
 
 
+def _interleaved(sides: dict, repeats: int, sync) -> dict[str, dict]:
+    """Per side: the medians of ``repeats`` single timed runs, taken in turns (forward, then backward order)."""
+    runs: dict[str, list[dict]] = {label: [] for label in sides}
+    for r in range(repeats):
+        for label in list(sides) if r % 2 == 0 else list(sides)[::-1]:
+            runs[label].append(time_work(sides[label], runs=1, warmup=r == 0, sync=sync))
+    return {label: {k: statistics.median(run[k] for run in rs) for k in ("images_per_s", "cpu_s_per_image")}
+            for label, rs in runs.items()}  # fmt: skip
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--batch-size", type=int, default=8)
@@ -63,36 +75,32 @@ def main() -> None:
     x = _photos(n).to(device)
     with torch.no_grad():
         labels = ours(x).argmax(1)
-    sync = torch.cuda.synchronize if device.startswith("cuda") else None
-    timing = {"runs": args.repeats, "sync": sync}
-    rows = []
-    mine = time_work(lambda: (pgd(ours, x, labels, eps, steps), n)[1], **timing)
-    rows.append(("corruptgen `pgd`", mine))
+    sides = {"corruptgen `pgd`": lambda: (pgd(ours, x, labels, eps, steps), n)[1]}
     try:
         import torchattacks
     except ImportError:
         torchattacks = None
-    ratio = "torchattacks not installed (`bash scripts/install.sh test`)"
     if torchattacks is not None:
         net = _Normalised(model.module, model.mean, model.std).to(device).eval()
         attack = torchattacks.PGD(net, eps=eps, alpha=eps / steps, steps=steps, random_start=False)
-        theirs = time_work(lambda: (attack(x, labels), n)[1], **timing)
-        rows.append(("torchattacks 3.5.1 `PGD`", theirs))
-        ratio = (f"**{mine['images_per_s'] / theirs['images_per_s']:.2f}×** wall clock, "
-                 f"{theirs['cpu_s_per_image'] / mine['cpu_s_per_image']:.2f}× per CPU-second")  # fmt: skip
+        sides["torchattacks 3.5.1 `PGD`"] = lambda: (attack(x, labels), n)[1]
     if args.float64:
         model64 = load_model("efficientnet_lite0", device)
         model64.module.to(dtype=torch.float64)
-        wide = Classifier(model64, torch.float64)
-        x64 = x.double()
-        rows.append(("corruptgen `pgd`, float64 (as builds craft)",
-                     time_work(lambda: (pgd(wide, x64, labels, eps, steps), n)[1], **timing)))  # fmt: skip
+        wide, x64 = Classifier(model64, torch.float64), x.double()
+        sides["corruptgen `pgd`, float64 (as builds craft)"] = lambda: (pgd(wide, x64, labels, eps, steps), n)[1]
+    rows = _interleaved(sides, args.repeats, torch.cuda.synchronize if device.startswith("cuda") else None)
+    ratio = "torchattacks not installed (`bash scripts/install.sh test`)"
+    if torchattacks is not None:
+        mine, theirs = rows["corruptgen `pgd`"], rows["torchattacks 3.5.1 `PGD`"]
+        ratio = (f"**{mine['images_per_s'] / theirs['images_per_s']:.2f}×** wall clock, "
+                 f"{theirs['cpu_s_per_image'] / mine['cpu_s_per_image']:.2f}× per CPU-second")  # fmt: skip
     name = torch.cuda.get_device_name(0) if device.startswith("cuda") else threads["cpu_capability"]
     print(f"PGD-10 (eps 0.04, no random start), EfficientNet-Lite0 224², batch {n}, device {device} ({name}); "
           f"median of {args.repeats} runs >= 0.5 s after a warm-up")  # fmt: skip
     print(describe_threads(threads))
     print("\n| attack | samples/s | CPU-s per sample |\n|---|---|---|")
-    for label, r in rows:
+    for label, r in rows.items():
         print(f"| {label} | {r['images_per_s']:.2f} | {r['cpu_s_per_image']:.3f} |")
     print(f"\ncorruptgen / torchattacks: {ratio}")
 
