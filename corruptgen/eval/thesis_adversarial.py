@@ -3,7 +3,8 @@
 
 Its columns are every adversarial subset of the results: the white-box attacks of ``corruptgen eval --attacks``
 (``whitebox_*``) and the transfer attacks of an ``adversarial`` build (black-box, crafted on its surrogate), white-box
-first. ``corruptgen report`` adds the table where such subsets are present (:func:`table_3_4c`).
+first. ``corruptgen report`` adds the table where such subsets are present (:func:`table_3_4c`);
+:func:`adversarial_column` is the same choice of columns as a matcher for ``corruptgen.eval.thesis_tables``.
 """
 
 from __future__ import annotations
@@ -28,16 +29,22 @@ def attack_label(subset: str) -> str:
     return " ".join(p for p in (m["attack"], eps, (m["rest"] or "").strip("_").replace("_", " ")) if p)
 
 
+def adversarial_column(subset: str, row: dict[str, Any], benchmark: str) -> str | None:
+    """The Table 3.4c column of a result's subset row, or ``None`` when it is no attack: ``whitebox_*`` rows (from
+    ``eval --attacks``) and, on an ``adversarial`` build, its subsets (transfer attacks). The signature of a
+    ``corruptgen.eval.thesis_tables.Section`` matcher: ``Section("3.4c", TITLE, adversarial_column)``."""
+    if subset == "clean":
+        return None
+    if str(row.get("corruption") or "").startswith(WHITEBOX):
+        return f"{attack_label(subset.removeprefix('whitebox_'))} (white-box)"
+    return f"{attack_label(subset)} (black-box)" if benchmark == ADVERSARIAL_BENCHMARK else None
+
+
 def adversarial_columns(result: dict[str, Any]) -> list[tuple[str, str]]:
     """(subset, column title) of a result's adversarial subsets: white-box ones, then black-box ones."""
-    rows = result["metrics"]["subsets"]
-    white = [(n, f"{attack_label(n.removeprefix('whitebox_'))} (white-box)") for n, r in rows.items()
-             if str(r.get("corruption") or "").startswith(WHITEBOX)]  # fmt: skip
-    black = []
-    if result["data"].get("benchmark") == ADVERSARIAL_BENCHMARK:
-        black = [(n, f"{attack_label(n)} (black-box)") for n, r in rows.items()
-                 if n != "clean" and not str(r.get("corruption") or "").startswith(WHITEBOX)]  # fmt: skip
-    return white + black
+    built = str(result["data"].get("benchmark") or "")
+    found = [(n, c) for n, r in result["metrics"]["subsets"].items() if (c := adversarial_column(n, r, built))]
+    return sorted(found, key=lambda nc: not nc[1].endswith("(white-box)"))
 
 
 def table_3_4c(results: Sequence[dict[str, Any]]) -> list[str]:
