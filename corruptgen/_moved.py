@@ -1,4 +1,4 @@
-"""Old import paths of modules that moved into family folders keep working, with a DeprecationWarning.
+"""Old import paths of modules that moved (into family folders, or below them) keep working, with a DeprecationWarning.
 
 ``import corruptgen.optics.kernelio`` returns the module object of ``corruptgen.families.opticsbench.kernelio``
 (one module, never a second copy), so documented code written for the old layout runs unchanged.
@@ -31,6 +31,7 @@ MOVED = {
     "corruptgen.benchmarks.vcr": "corruptgen.families.vcr.benchmark",
     "corruptgen.benchmarks.opticsbench": "corruptgen.families.opticsbench.benchmark",
     "corruptgen.hub.build": "corruptgen.reader",
+    "corruptgen.eval.models": "corruptgen.models.loading",
 }
 
 

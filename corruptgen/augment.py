@@ -9,15 +9,14 @@
 every registered corruption, with ``severity=`` passed to those that take it). Every call draws from its own
 generator seeded from ``(seed, epoch, key)`` or ``(seed, epoch, DataLoader worker, call count)``, so runs are
 reproducible and workers do not repeat each other. ``OpticsAugment`` (Müller et al., ICCVW 2023, Algorithm 1) is
-re-exported from :mod:`corruptgen.families.opticsbench.augment` when that module is installed.
+re-exported from :mod:`corruptgen.families.opticsbench.augment` when that module is installed; ``Mixup``, ``TLAT`` and
+``MTLAT`` (Laugros, PhD thesis 2022, §3.3.2) and ``soft_cross_entropy`` from :mod:`corruptgen.attacks.training`.
 """
 
 from __future__ import annotations
 
 import difflib
-import hashlib
 import inspect
-import secrets
 import sys
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
@@ -26,8 +25,11 @@ from typing import Any
 import numpy as np
 
 from .errors import CorruptgenError, UnknownNameError
+from .seeding import SeededCalls
 
-__all__ = ["OpticsAugment", "RandomCorruption"]  # noqa: F822 (OpticsAugment: lazy, see __getattr__)
+__all__ = ["MTLAT", "TLAT", "Mixup", "OpticsAugment", "RandomCorruption", "soft_cross_entropy"]  # noqa: F822 (lazy)
+#: adversarial training augmentations (Laugros's thesis §3.3.2), loaded on first use with torch
+_TRAINING = ("MTLAT", "TLAT", "Mixup", "soft_cross_entropy")
 
 DEFAULT_SEVERITIES = (1, 2, 3, 4, 5)
 
@@ -141,15 +143,7 @@ def resolve_choices(
     return choices
 
 
-def _worker_id() -> int:
-    torch = sys.modules.get("torch")
-    if torch is None:
-        return 0
-    info = torch.utils.data.get_worker_info()
-    return 0 if info is None else info.id + 1
-
-
-class RandomCorruption:
+class RandomCorruption(SeededCalls):
     """Apply a randomly chosen corruption of a family (uniform over corruptions, then over their severities).
 
     Args:
@@ -181,16 +175,14 @@ class RandomCorruption:
     ) -> None:
         if not 0.0 <= p <= 1.0:
             raise CorruptgenError(f"p must be in [0, 1], got {p}")
+        super().__init__(seed)
         self.family = family
         self.p = float(p)
-        self.seed = int(seed) if seed is not None else secrets.randbits(63)
         self.choices = resolve_choices(family, category=category, names=names, severity=severity, options=options)
         self._by_corruption: dict[str, list[Choice]] = {}
         for c in self.choices:
             self._by_corruption.setdefault(c.corruption, []).append(c)
         self._names = list(self._by_corruption)
-        self.epoch = 0
-        self._calls = 0
         self._fns: dict[str, Any] = {}
 
     def __repr__(self) -> str:
@@ -201,18 +193,6 @@ class RandomCorruption:
         state = self.__dict__.copy()
         state["_fns"] = {}  # registered functions may be closures: look them up again after unpickling
         return state
-
-    def set_epoch(self, epoch: int) -> None:
-        self.epoch = int(epoch)
-
-    def _generator(self, key: Any) -> np.random.Generator:
-        if key is None:
-            self._calls += 1
-            entropy = [self.seed, self.epoch, _worker_id(), self._calls]
-        else:
-            digest = hashlib.sha256(str(key).encode("utf-8")).digest()
-            entropy = [self.seed, self.epoch, 2**32, int.from_bytes(digest[:8], "little")]
-        return np.random.default_rng(np.random.SeedSequence(entropy))
 
     def _corruption(self, name: str):
         if name not in self._fns:
@@ -296,7 +276,12 @@ def _check_array(image: np.ndarray) -> np.ndarray:
 
 
 def __getattr__(name: str) -> Any:
-    """Lazily re-export ``OpticsAugment`` from :mod:`corruptgen.families.opticsbench.augment` when it exists."""
+    """Lazily re-export ``OpticsAugment`` from :mod:`corruptgen.families.opticsbench.augment` when it exists, and
+    Mixup, TLAT, M-TLAT and ``soft_cross_entropy`` from :mod:`corruptgen.attacks.training`."""
+    if name in _TRAINING:
+        from .attacks import training
+
+        return getattr(training, name)
     if name == "OpticsAugment":
         import importlib
         import importlib.util

@@ -71,11 +71,12 @@ def _number(p: _Pending, subset: Subset) -> int:
     return p.index * subset.per_input + p.repeat
 
 
-def sample_kwargs(corruption: Corruption, plan: Plan, subset: Subset, item_key: str, index: int, repeat: int) -> dict:
+def sample_kwargs(corruption: Corruption, plan: Plan, subset: Subset, item_key: str, index: int, repeat: int,
+                  label: int | None = None) -> dict:  # fmt: skip
     """The per-sample context ``corruption`` declares (:attr:`~corruptgen.corruptions.Corruption.context`):
-    ``sample_index`` (the input's position in the source, for order-based quirks) and ``stratum`` (``(position,
-    count)`` of the sample among its input's repeats)."""
-    extra: dict[str, Any] = {}
+    ``sample_index`` (the input's position in the source, for order-based quirks), ``stratum`` (``(position,
+    count)`` of the sample among its input's repeats) and ``label`` (the input's class or ``None``)."""
+    extra: dict[str, Any] = {"label": label} if "label" in corruption.context else {}
     if "sample_index" in corruption.context:
         extra["sample_index"] = index
     if "stratum" in corruption.context:
@@ -84,9 +85,13 @@ def sample_kwargs(corruption: Corruption, plan: Plan, subset: Subset, item_key: 
     return extra
 
 
-def batch_kwargs(corruption: Corruption, indices: list[int]) -> dict:
-    """The per-sample context of a batch: ``sample_indices`` (the inputs' positions in the source) when declared."""
-    return {"sample_indices": indices} if "sample_index" in corruption.context else {}
+def batch_kwargs(corruption: Corruption, indices: list[int], labels: list[int | None] | None = None) -> dict:
+    """The per-sample context of a batch: ``sample_indices`` (the inputs' positions in the source) and ``labels``,
+    when declared."""
+    extra: dict[str, Any] = {"sample_indices": indices} if "sample_index" in corruption.context else {}
+    if "label" in corruption.context:
+        extra["labels"] = [None] * len(indices) if labels is None else labels
+    return extra
 
 
 @functools.lru_cache(maxsize=256)
@@ -186,7 +191,7 @@ class ChunkRenderer:
             result, params = p.image, {}
         else:
             try:
-                extra = sample_kwargs(corruption, self.plan, subset, p.item.key, p.index, p.repeat)
+                extra = sample_kwargs(corruption, self.plan, subset, p.item.key, p.index, p.repeat, p.item.label)
                 result, params = corruption.apply(p.image, p.rng, **dict(subset.options), **extra)
             except Exception as e:  # a corruption that cannot handle this input is counted, never fatal
                 self.skip(p.item, subset.name, f"corruption failed: {type(e).__name__}: {e}")
@@ -202,7 +207,7 @@ class ChunkRenderer:
         assert corruption is not None and corruption.batch_fn is not None
         try:
             images = np.stack([p.image for p in batch])
-            extra = batch_kwargs(corruption, [p.index for p in batch])
+            extra = batch_kwargs(corruption, [p.index for p in batch], [p.item.label for p in batch])
             results, params = corruption.batch_fn(images, [p.rng for p in batch], device=self.task.options.device,
                                                   **dict(subset.options), **extra)  # fmt: skip
         except Exception:  # e.g. mixed shapes or one bad input: fall back to one at a time, with fresh generators

@@ -6,7 +6,10 @@
 #   3. OpticsBench and VCR built on the CPU and on CUDA into two folders, compared image by image
 #      (scripts/compare_builds.py; contract: byte-identical, or at most one grey level where float summation order
 #      differs between devices);
-#   4. --workers scaling 1, 2, 4, 8, 16 of a CPU build (samples/s and speed-up over --workers 1).
+#   4. --workers scaling 1, 2, 4, 8, 16 of a CPU build (samples/s and speed-up over --workers 1);
+#   5. the attacks: PGD-10 samples/s on EfficientNet-Lite0, corruptgen vs torchattacks (scripts/bench_attacks.py,
+#      batch 32 on CUDA), and an adversarial build (PGD + CW-L2, GPU_CHECK_ADV_IMAGES inputs, default 8) on the CPU
+#      and on CUDA, compared image by image like step 3 (without CUDA: batch 4, 1 input).
 #
 # Without a CUDA device it prints "no CUDA device", runs the CPU parts (the CPU build is compared with a second CPU
 # build at --batch-size 1 instead) and exits 0. Sizes: GPU_CHECK_IMAGES (inputs per build, default 64),
@@ -23,6 +26,15 @@ ROWS=()
 FAILED=0
 row() { ROWS+=("| $1 | $2 | $3 |"); }
 fail() { FAILED=1; }
+
+compare_summary() {  # one line from a scripts/compare_builds.py table
+    "$PY" - "$1" <<'EOF'
+import sys
+rows = [l.split("|")[1:-1] for l in open(sys.argv[1]) if l.startswith("| ") and not l.startswith("| subset")]
+images = sum(int(r[1]) for r in rows); same = sum(int(r[2]) for r in rows); worst = max(int(r[3]) for r in rows)
+print(f"{len(rows)} subsets, {same}/{images} images byte-identical, max abs diff {worst} grey level(s)")
+EOF
+}
 
 DEVICE=$("$PY" -c "import torch; print(torch.cuda.get_device_name(0) if torch.cuda.is_available() else '')")
 if [[ -z "$DEVICE" ]]; then
@@ -68,14 +80,7 @@ for family in opticsbench vcr; do
     if [[ -n "$DEVICE" ]]; then other=cuda; args=(--device cuda); else other="cpu --batch-size 1"; args=(--batch-size 1); fi
     "$PY" -m corruptgen build "$family" --limit "$IMAGES" --out "$OUT/other" "${args[@]}" --no-progress > /dev/null 2>&1 || { row "build $family" "$other" FAILED; fail; continue; }
     if "$PY" scripts/compare_builds.py "$OUT/cpu/$family" "$OUT/other/$family" > "$OUT/compare_$family.md"; then verdict=ok; else verdict=FAILED; fail; fi
-    summary=$("$PY" - "$OUT/compare_$family.md" <<'EOF'
-import sys
-rows = [l.split("|")[1:-1] for l in open(sys.argv[1]) if l.startswith("| ") and not l.startswith("| subset")]
-images = sum(int(r[1]) for r in rows); same = sum(int(r[2]) for r in rows); worst = max(int(r[3]) for r in rows)
-print(f"{len(rows)} subsets, {same}/{images} images byte-identical, max abs diff {worst} grey level(s)")
-EOF
-)
-    row "cpu vs $other: $family" "$IMAGES inputs" "$verdict: $summary"
+    row "cpu vs $other: $family" "$IMAGES inputs" "$verdict: $(compare_summary "$OUT/compare_$family.md")"
 done
 
 # 4. --workers scaling of a CPU build
@@ -100,6 +105,27 @@ EOF
     [[ -z "$base" ]] && base=${line%% *}
     row "--workers $w (CPU)" "$SCALING_FAMILY, $IMAGES inputs, shard $SHARD" "${line#* }"
 done
+
+# 5. attacks: PGD speed against torchattacks, and an adversarial build on the CPU vs CUDA
+if [[ -n "$DEVICE" ]]; then adv_device=cuda; adv_batch=32; else adv_device=cpu; adv_batch=4; fi
+ADV_IMAGES=${GPU_CHECK_ADV_IMAGES:-$(( adv_batch / 4 ))}  # 8 on CUDA, 1 on the CPU (float64 surrogate: slow there)
+if "$PY" scripts/bench_attacks.py --device "$adv_device" --batch-size "$adv_batch" --no-float64 > "$OUT/bench_attacks.txt" 2>&1; then
+    row "PGD-10 vs torchattacks ($adv_device)" "EfficientNet-Lite0, batch $adv_batch" "$(tail -n 1 "$OUT/bench_attacks.txt")"
+else
+    row "PGD-10 vs torchattacks ($adv_device)" "EfficientNet-Lite0, batch $adv_batch" "FAILED (see $OUT/bench_attacks.txt)"; fail
+fi
+adv=(build adversarial --attacks pgd:eps=0.04,cw_l2 --limit "$ADV_IMAGES" --no-progress)
+if "$PY" -m corruptgen "${adv[@]}" --workers 8 --out "$OUT/adv_cpu" > /dev/null 2>&1; then
+    if [[ -n "$DEVICE" ]]; then other=cuda; args=(--device cuda); else other="cpu --batch-size 1"; args=(--batch-size 1); fi
+    if "$PY" -m corruptgen "${adv[@]}" "${args[@]}" --out "$OUT/adv_other" > /dev/null 2>&1; then
+        if "$PY" scripts/compare_builds.py "$OUT/adv_cpu/adversarial" "$OUT/adv_other/adversarial" > "$OUT/compare_adv.md"; then verdict=ok; else verdict=FAILED; fail; fi
+        row "cpu vs $other: adversarial" "$ADV_IMAGES inputs, pgd + cw_l2" "$verdict: $(compare_summary "$OUT/compare_adv.md")"
+    else
+        row "build adversarial" "$other" FAILED; fail
+    fi
+else
+    row "build adversarial" "cpu --workers 8" FAILED; fail
+fi
 
 echo
 echo "| check | setting | result |"

@@ -11,6 +11,8 @@ def test_lazy_packages_import_without_torch_and_keep_their_exports():
     code = (
         "import sys\n"
         "import corruptgen.eval, corruptgen.quality, corruptgen.families.opticsbench as ob\n"
+        "import corruptgen.attacks, corruptgen.models, corruptgen.families.adversarial\n"
+        "from corruptgen.attacks import parse_attacks  # the --attacks syntax needs no torch\n"
         "assert 'torch' not in sys.modules\n"
         "import corruptgen.quality.vif  # binds the submodule on the package: the function stays\n"
         "from corruptgen.quality import vif, VIFReference\n"

@@ -17,6 +17,7 @@ OLD_TO_NEW = [
     ("corruptgen.benchmarks", "corruptgen.family"),
     ("corruptgen.benchmarks.imagenet_c", "corruptgen.families.imagenet_c.benchmark"),
     ("corruptgen.hub.build", "corruptgen.reader"),
+    ("corruptgen.eval.models", "corruptgen.models.loading"),
 ]
 
 

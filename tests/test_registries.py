@@ -8,10 +8,10 @@ from corruptgen.commands import COMMANDS, command_groups
 from corruptgen.corruptions.registry import CORRUPTIONS
 from corruptgen.errors import CorruptgenError, UnknownNameError
 from corruptgen.eval.metrics import METRICS, detect_family
-from corruptgen.eval.models import MODELS
 from corruptgen.export import LAYOUTS
 from corruptgen.family import FAMILIES, get_benchmark
 from corruptgen.io.sources import SOURCES, open_source
+from corruptgen.models import MODELS
 from corruptgen.preprocess import PRESETS
 from corruptgen.registry import Registry
 

@@ -20,7 +20,7 @@ from ..registry import Registry
 
 Params = dict[str, Any]
 #: Per-sample context a corruption may declare (see :attr:`Corruption.context`).
-CONTEXT = ("sample_index", "stratum")
+CONTEXT = ("sample_index", "stratum", "label")
 ApplyFn = Callable[..., tuple[np.ndarray, Params]]  # fn(image, rng, **options) -> (image, params)
 
 RngLike = np.random.Generator | int | None
@@ -72,8 +72,9 @@ class Corruption:
             on chunking, batching or workers. ``strata`` holds each sample's ``stratum`` context (or ``None``).
         group_size: the group size for a subset's fixed options (required with ``group_fn``).
         context: the per-sample context the renderer passes besides the options: ``"sample_index"`` (the input's
-            position in the source; the batched form gets ``sample_indices``) and/or ``"stratum"`` (``(position,
-            count)`` of the sample among its input's repeats).
+            position in the source; the batched form gets ``sample_indices``), ``"stratum"`` (``(position,
+            count)`` of the sample among its input's repeats) and/or ``"label"`` (the input's class, ``None`` when
+            unlabelled; the batched form gets ``labels``).
         check: validates a subset's fixed options (raises ``ValueError``/``CorruptgenError`` naming field, value and
             domain); called when a plan is made, so a bad option fails before anything renders. Without it the
             options are only checked against ``fn``'s keyword parameters.

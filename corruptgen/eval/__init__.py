@@ -16,7 +16,8 @@ from ..lazy import lazy_exports
 _WHERE = {
     "EvalSource": ".data", "open_source": ".data",
     "MetricOptions": ".metrics", "compute_metrics": ".metrics", "detect_family": ".metrics",
-    "DEFAULT_MODEL": ".models", "EvalModel": ".models", "list_models": ".models", "load_model": ".models",
+    "DEFAULT_MODEL": "..models.loading", "EvalModel": "..models.loading", "list_models": "..models.loading",
+    "load_model": "..models.loading",
     "Predictions": ".predictions",
     "collect": ".report", "recompute": ".report", "write_report": ".report",
     "load_results": ".results",

@@ -88,7 +88,7 @@ def _cmd_eval(args) -> int:
         device=args.device, batch_size=args.batch_size, workers=args.workers, streaming=args.streaming,
         revision=args.revision, limit=args.limit, verify=args.verify, predictions=args.predictions,
         report=args.report, progress=args.progress, options=_options(args), labels=args.labels,
-        class_map=args.class_map,
+        class_map=args.class_map, attacks=args.attacks,
     )  # fmt: skip
     print(run.summary())
     print(f"wrote {len(run.files)} files to {out}")
@@ -217,6 +217,9 @@ def add_commands(sub) -> dict:
                    "timm:<name>; repeatable")  # fmt: skip
     p.add_argument("--subsets", default=None, help="comma-separated subsets (default: all; clean is added)")
     p.add_argument("--no-clean", dest="clean", action="store_false", help="do not add the clean reference subset")
+    p.add_argument("--attacks", default=None, metavar="ATTACK[:KEY=VALUE],...",
+                   help="white-box attacks of each model on the clean subset, reported as subsets: fgsm, fgsm_ll, "
+                   "pgd, pgd_ll, mi_fgsm, cw_l2, e.g. pgd:eps=0.04,cw_l2 (eps on [0, 1] pixels)")  # fmt: skip
     p.add_argument("--out", default=None, help="output directory (default results/<build name>)")
     p.add_argument("--device", default="cpu", help="cpu or cuda[:N]")
     p.add_argument("--batch-size", type=positive_int, default=64)

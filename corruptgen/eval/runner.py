@@ -24,13 +24,14 @@ import numpy as np
 import torch
 
 from ..errors import CorruptgenError
+from ..models.loading import DEFAULT_MODEL, EvalModel, load_model
 from .data import EvalSource, SubsetData, decode_image, fit_to, iter_samples, open_source, subset_dataset, verify_shards
 from .labels import ModelLabels, plan_labels
 from .metrics import MetricOptions, compute_metrics, detect_family
 from .metrics.vcr import map_to_16, probs_to_16
-from .models import DEFAULT_MODEL, EvalModel, load_model
 from .predictions import TOPK, Predictions, build_predictions
 from .results import json_safe, slug, write_json
+from .whitebox import WhiteBox, attack_batch, classifiers, plan_whitebox
 
 RESULTS_FORMAT = 1
 _META_KEYS = ("source_key", "corruption", "category", "severity", "frames", "benchmark")
@@ -166,6 +167,7 @@ def evaluate(
     options: MetricOptions | None = None,
     labels: str = "check",
     class_map: str | os.PathLike | dict | None = None,
+    attacks: str | Sequence[str] | None = None,
 ) -> EvalRun:
     """Evaluate ``models`` on a build (a local directory or a Hub dataset id); write results when ``out`` is set.
 
@@ -174,6 +176,8 @@ def evaluate(
     metrics only); ``class_map`` (a JSON file or dict ``{model class: build class}``) maps predictions onto the
     build's classes. Writes ``<out>/results-<model>.json`` (every metric, model and data provenance, versions),
     ``<out>/predictions-<model>.parquet`` and, with ``report``, ``<out>/report.md`` and ``<out>/plots/*.png``.
+    ``attacks`` (``"pgd:eps=0.04,cw_l2"``) attacks every model on the build's ``clean`` subset, white-box; each attack
+    is reported as a subset ``whitebox_<attack>`` (:mod:`corruptgen.eval.whitebox`).
     """
     _check_device(device)
     if batch_size < 1 or workers < 0 or (limit is not None and limit < 1):
@@ -181,6 +185,7 @@ def evaluate(
     options = options or MetricOptions()
     src = source if isinstance(source, EvalSource) else open_source(source, streaming=streaming, revision=revision)
     selected = src.select(subsets, clean=clean)
+    whitebox = plan_whitebox(attacks, [sd.name for sd in selected], src.spec)
     if verify:
         verify_shards(src, selected)
     nets = [load_model(m, device) for m in (models or [DEFAULT_MODEL])]
@@ -190,6 +195,10 @@ def evaluate(
     plans = plan_labels(src, selected, nets, labels, class_map)
     if labels == "ignore":
         options = replace(options, accuracy=False)
+    if whitebox and (labels == "ignore" or class_map is not None):
+        raise CorruptgenError("--attacks attacks each model's own classes with the build's labels: it cannot be "
+                              "combined with --labels ignore or --class-map")  # fmt: skip
+    attackers = classifiers(nets) if whitebox else []
     size = nets[0].input_size
     parts = []
     for si, sd in enumerate(selected):
@@ -214,12 +223,13 @@ def evaluate(
             if labels == "ignore":
                 batch_recs = [(*r[:3], -1, *r[4:]) for r in batch_recs]
             batch_labels = np.array([r[3] for r in batch_recs])
-            for net, col in zip(nets, collected, strict=True):
-                _predict(net, x, batch_labels, col)
+            logits = [_predict(net, x, batch_labels, col) for net, col in zip(nets, collected, strict=True)]
             for r in batch_recs:
                 if r[6] is not None:
                     metas.setdefault(r[0], r[6])
             recs.extend(r[:6] for r in batch_recs)
+            if whitebox:
+                _attack_clean(whitebox, nets, attackers, x, batch_recs, logits, collected, recs)
             bar.update(sum(1 for r in batch_recs if r[2] == 0))
     except CorruptgenError:
         raise
@@ -232,13 +242,17 @@ def evaluate(
     if not recs:
         raise CorruptgenError(f"no samples in the selected subsets of {src.spec}")
     subset_info = _subset_info(selected, metas)
+    names = [sd.name for sd in selected]
+    if whitebox:
+        subset_info.update(whitebox.info())
+        names += whitebox.names
     bench = src.benchmark or _first(metas, "benchmark")
     results, preds, files = [], [], []
     out_dir = Path(out) if out is not None else None
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)
     for net, col, plan in zip(nets, collected, plans, strict=True):
-        pred = _assemble(recs, selected, subset_info, col, net, bench)
+        pred = _assemble(recs, names, subset_info, col, net, bench)
         family = detect_family(bench, pred)
         pred.meta["family"] = family
         result = {
@@ -248,7 +262,8 @@ def evaluate(
             "data": {**src.provenance(selected), "family": family, "limit": limit, "subsets_info": subset_info,
                      "labels": plan.describe()},
             "eval": {"device": device, "batch_size": batch_size, "workers": workers, "streaming": src.streaming,
-                     "images": len(recs), "seconds": seconds, "images_per_s": len(recs) / seconds if seconds else None},
+                     "images": len(recs), "seconds": seconds, "images_per_s": len(recs) / seconds if seconds else None,
+                     "attacks": [s.label() for s in whitebox.specs] if whitebox else []},
             "versions": _versions(),
             "options": _describe_options(options),
             "metrics": compute_metrics(pred, family, options),
@@ -277,8 +292,30 @@ def _first(metas: dict[int, dict], key: str):
     return next((m.get(key) for m in metas.values() if m.get(key)), None)
 
 
-def _predict(net: EvalModel, x: torch.Tensor, labels: np.ndarray, col: _Collected) -> None:
+def _predict(net: EvalModel, x: torch.Tensor, labels: np.ndarray, col: _Collected) -> torch.Tensor:
     logits = net(x)
+    _record(net, logits, labels, col)
+    return logits
+
+
+def _attack_clean(whitebox: WhiteBox, nets, attackers, x: torch.Tensor, batch_recs, logits, collected, recs) -> None:
+    """Attack each model on the clean images of the batch; one row per image and attack, after the batch's rows."""
+    rows = [i for i, r in enumerate(batch_recs) if r[0] == whitebox.clean_index and r[2] == 0]
+    if not rows:
+        return
+    index = torch.tensor(rows, device=x.device)
+    labels = np.array([batch_recs[i][3] for i in rows])
+    keys = [batch_recs[i][1] for i in rows]
+    attacked = [attack_batch(whitebox, a, x[index], labels, lg[index], keys) for a, lg in zip(attackers, logits,
+                                                                                              strict=True)]  # fmt: skip
+    for k in range(len(whitebox.specs)):
+        recs.extend((whitebox.first_index + k, *batch_recs[i][1:6]) for i in rows)
+        for net, col, per_attack in zip(nets, collected, attacked, strict=True):
+            _record(net, per_attack[k], labels, col)
+
+
+def _record(net: EvalModel, logits: torch.Tensor, labels: np.ndarray, col: _Collected) -> None:
+    """Keep the top-5 classes and probabilities of ``logits`` (and the 16-class probabilities for VCR)."""
     c = logits.shape[1]
     mapped = col.labels is not None and col.labels.mapped
     if not col.checked:
@@ -319,8 +356,7 @@ def _subset_info(selected: Sequence[SubsetData], metas: dict) -> dict[str, dict[
     return info
 
 
-def _assemble(recs, selected, subset_info, col: _Collected, net: EvalModel, bench: str | None) -> Predictions:
-    names = [sd.name for sd in selected]
+def _assemble(recs, names, subset_info, col: _Collected, net: EvalModel, bench: str | None) -> Predictions:
     si, key, frame, label, source_key, dv = zip(*recs, strict=True)
     rows: dict[str, Any] = {
         "subset": [names[i] for i in si],

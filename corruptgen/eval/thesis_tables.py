@@ -17,6 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from .thesis_adversarial import adversarial_column
+
 Row = dict[str, Any]
 
 #: Table 3.4a's column labels, in its order (then ImageNet-C's four extra corruptions).
@@ -77,6 +79,8 @@ SECTIONS: list[Section] = [
             by_corruption("imagenet-c", IMAGENET_C_LABELS), tuple(IMAGENET_C_LABELS.values())),
     Section("3.4b", "APP per extra synthetic corruption (family laugros)", by_corruption("laugros", LAUGROS_LABELS),
             tuple(LAUGROS_LABELS.values())),
+    Section("3.4c", "APP per adversarial attack (white-box: eval --attacks; black-box: an adversarial build)",
+            adversarial_column),
 ]  # fmt: skip
 
 

@@ -21,7 +21,8 @@ from corruptgen.corruptions import list_corruptions
 from corruptgen.family import get_benchmark, list_benchmarks
 from corruptgen.seeding import sample_rng
 
-ALL_OPTIONS = {"imagenet-c": {"extra": True}}
+#: the adversarial family crafts on a tiny surrogate here (tests/tiny_models.py): the contract, not EfficientNet's cost
+ALL_OPTIONS = {"imagenet-c": {"extra": True}, "adversarial": {"surrogate": "tiny_models:TinySurrogate"}}
 
 
 def _uses() -> dict[str, list[tuple]]:

@@ -11,7 +11,7 @@ import torch
 from eval_helpers import photo
 
 from corruptgen.errors import CorruptgenError, UnknownNameError
-from corruptgen.eval.models import load_model
+from corruptgen.models import load_model
 
 
 @pytest.fixture(scope="module")

@@ -20,6 +20,8 @@ FAMILY_OPTIONS: dict[str, dict] = {
     "cifar100-c": {"severities": "3"},
     "tinyimagenet-c": {"severities": "3"},
     "imagenet64-c": {"severities": "3"},
+    # a tiny surrogate (tests/tiny_models.py) and two cheap attacks, one with a target class, instead of EfficientNet
+    "adversarial": {"surrogate": "tiny_models:TinySurrogate", "attacks": "fgsm_ll:eps=0.04,cw_l2:steps=5"},
 }
 
 

@@ -11,7 +11,7 @@ import torch
 from PIL import Image
 
 import corruptgen
-from corruptgen import augment
+from corruptgen import augment, seeding
 from corruptgen.augment import RandomCorruption
 from corruptgen.corruptions import get
 from corruptgen.corruptions.registry import families
@@ -63,7 +63,7 @@ def test_seeded_per_key_and_per_call(photo):
 def test_workers_do_not_repeat_each_other(photo, monkeypatch):
     outs = []
     for worker in (1, 2):
-        monkeypatch.setattr(augment, "_worker_id", lambda w=worker: w)
+        monkeypatch.setattr(seeding, "worker_id", lambda w=worker: w)
         aug = RandomCorruption(family="syn2nat", seed=3)
         outs.append([aug.apply(photo)[1]["params"] for _ in range(3)])
     assert outs[0] != outs[1]

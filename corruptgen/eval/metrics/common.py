@@ -15,6 +15,8 @@ from ...errors import CorruptgenError
 from ..predictions import Predictions
 
 CLEAN = "clean"
+#: corruption prefix of the subsets ``corruptgen eval --attacks`` adds (white-box attacks on the clean images)
+WHITEBOX = "whitebox/"
 
 
 def topk_accuracy(top5: np.ndarray, labels: np.ndarray, k: int = 1) -> float | None:
@@ -132,12 +134,14 @@ def mean_of(rows: dict[str, dict[str, Any]], key: str, names: Sequence[str] | No
 
 
 def summary(rows: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    """Clean accuracy and the mean over corrupted subsets of every per-subset metric."""
+    """Clean accuracy and the mean over corrupted subsets of every per-subset metric (white-box attack subsets are
+    rows of their own, not corrupted subsets)."""
     clean = rows.get(CLEAN)
+    names = [n for n, r in rows.items() if n != CLEAN and not str(r.get("corruption") or "").startswith(WHITEBOX)]
     return {
         "clean_top1": None if clean is None else clean["top1"],
         "clean_top5": None if clean is None else clean["top5"],
-        "corrupted_subsets": len([n for n in rows if n != CLEAN]),
-        **{f"mean_{k}": mean_of(rows, k) for k in ("top1", "top5", "error", "consistency", "residual_robustness",
-                                                     "app")},
+        "corrupted_subsets": len(names),
+        **{f"mean_{k}": mean_of(rows, k, names) for k in ("top1", "top5", "error", "consistency",
+                                                            "residual_robustness", "app")},
     }  # fmt: skip

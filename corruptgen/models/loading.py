@@ -273,3 +273,20 @@ def load_model(spec: str | EvalModel, device: str = "cpu") -> EvalModel:
     if not _NAME_RE.match(model.name):
         model = replace(model, name=re.sub(r"[^A-Za-z0-9_.+-]", "_", model.name))
     return model.to(device)
+
+
+def weights_sha256(model: EvalModel) -> str | None:
+    """sha256 of a model's weights: the recorded weights file's, else that of its module's state dict (every tensor's
+    name, dtype, shape and bytes, in order); ``None`` for a bare callable without a module."""
+    if model.weights and model.weights.get("sha256"):
+        return str(model.weights["sha256"])
+    if model.module is None:
+        return None
+    import hashlib
+
+    digest = hashlib.sha256()
+    for name, tensor in model.module.state_dict().items():
+        t = tensor.detach().cpu().contiguous()
+        digest.update(f"{name}:{t.dtype}:{tuple(t.shape)}\n".encode())
+        digest.update(t.reshape(-1).view(torch.uint8).numpy().tobytes())
+    return digest.hexdigest()

@@ -1,0 +1,121 @@
+"""Transfer (black-box) adversarial sets of Laugros's thesis, crafted on a surrogate model.
+
+Selections (``--selection``):
+
+* ``eccvw2020`` (default; thesis §3.3.3.1, the M-TLAT benchmark): PGD and LL-PGD at ε = 0.04, MI-FGSM at ε = 0.04
+  and 0.08 (10 iterations each, MI-FGSM decay 1) and Carlini–Wagner L2 (40 iterations, c = 50);
+* ``iccvw2019`` (thesis §3.2): FGSM, LL-FGSM, PGD and LL-PGD (10 iterations) with ε drawn per sample uniformly from
+  [0.0025, 0.025] — the thesis's 0.005–0.05 is on pixels in [−1, 1], halved here for pixels in [0, 1].
+
+``--attacks`` builds any list of attacks instead (``pgd:eps=0.02,cw_l2``, see :mod:`corruptgen.attacks.spec`);
+``--subsets`` picks among the subsets of both selections. ``--surrogate`` is any model
+:func:`corruptgen.models.load_model` loads (default ``efficientnet_lite0``); its spec and weights' sha256 are part of
+every subset's options, so of the plan id, the manifest and the card. Images are stored as PNG unless ``--format``
+asks otherwise: JPEG at quality 85 destroys an ε = 0.04 perturbation.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from functools import cache
+from typing import Any
+
+from ...attacks.spec import AttackSpec, parse_attacks
+from ...errors import CorruptgenError
+from ...family import CLEAN, Benchmark, Grid, Option, register_benchmark
+from ...plan import Plan, SourceSpec, Subset
+from .corruptions import FAMILY
+from .surrogate import canonical_spec, load_surrogate
+
+CITE = ("A. Laugros. Robustness of Neural Networks to Synthetic Corruptions and Adversarial Attacks. PhD thesis, "
+        "Université Grenoble Alpes, 2022 (§2.3.2.2, §3.2, §3.3.3.1); Laugros, Caplier, Ospici, ICCV Workshops 2019 "
+        "and ECCV Workshops 2020.")  # fmt: skip
+SELECTIONS = {
+    "eccvw2020": "pgd:eps=0.04,pgd_ll:eps=0.04,mi_fgsm:eps=0.04,mi_fgsm:eps=0.08,cw_l2",
+    "iccvw2019": ",".join(f"{a}:eps=0.0025..0.025" for a in ("fgsm", "fgsm_ll", "pgd", "pgd_ll")),
+}
+DEFAULT_SELECTION = "eccvw2020"
+OPTIONS = (
+    Option("surrogate", "model the transfer attacks are crafted on (default efficientnet_lite0; module:attr, "
+           "torchscript:<file>, timm:<name>)"),
+    Option("selection", f"named attack set: {', '.join(SELECTIONS)} (default {DEFAULT_SELECTION})"),
+    Option("attacks", "attacks to craft instead, e.g. pgd:eps=0.02,mi_fgsm:eps=0.08,cw_l2"),
+)  # fmt: skip
+
+
+def selection_specs(name: str) -> tuple[AttackSpec, ...]:
+    if name not in SELECTIONS:
+        raise CorruptgenError(f"unknown --selection {name!r}; use one of {', '.join(SELECTIONS)}")
+    return parse_attacks(SELECTIONS[name])
+
+
+def _subset(spec: AttackSpec, surrogate: str | None = None, sha256: str | None = None) -> Subset:
+    """The subset of ``spec`` (with the surrogate's spec and weights' sha256 once chosen: every plan has them)."""
+    options = {**dict(spec.params), **({"surrogate": surrogate, "surrogate_sha256": sha256} if surrogate else {})}
+    return Subset(name=spec.subset_name, corruption=f"{FAMILY}/{spec.name}", options=tuple(sorted(options.items())))
+
+
+class Adversarial(Benchmark):
+    """The adversarial family: subsets from a selection, ``--subsets`` or ``--attacks``, on one surrogate."""
+
+    def select(self, names: str | Sequence[str] | None, surrogate: str | None = None, selection: str | None = None,
+               attacks: str | None = None, surrogate_sha256: str | None = None,
+               **other: Any) -> tuple[Subset, ...]:  # fmt: skip
+        if other:
+            flags = ", ".join("--" + k.replace("_", "-") for k in other)
+            raise CorruptgenError(f"{self.name} takes no option {flags} (it has --surrogate, --selection, --attacks)")
+        chosen = [flag for flag, value in (("--subsets", names), ("--selection", selection), ("--attacks", attacks))
+                  if value is not None]  # fmt: skip
+        if len(chosen) > 1:
+            raise CorruptgenError(f"{self.name}: use one of {', '.join(chosen)}")
+        if attacks is not None:
+            specs: Sequence[AttackSpec | None] = parse_attacks(attacks)
+        elif names is not None:
+            grid = Grid(tuple(n for n in self.subsets if n != "clean"), ordered=True)
+            specs = [None if n == "clean" else self.specs[n]
+                     for n in grid.resolve(names, None, self.default_subsets, self.name)]  # fmt: skip
+        else:
+            specs = selection_specs(selection or DEFAULT_SELECTION)
+        model = load_surrogate(canonical_spec(surrogate)) if any(specs) else None
+        if model is not None and surrogate_sha256 not in (None, model.sha256):
+            raise CorruptgenError(f"surrogate {model.spec}: weights sha256 {model.sha256[:12]}…, the plan has "
+                                  f"{surrogate_sha256[:12]}…")  # fmt: skip
+        return tuple(CLEAN if s is None else _subset(s, model.spec, model.sha256) for s in specs)
+
+    @property
+    def specs(self) -> dict[str, AttackSpec]:
+        return {s.subset_name: s for name in SELECTIONS for s in selection_specs(name)}
+
+    def family_options(self, options: dict[str, Any]) -> dict[str, Any]:
+        """Canonical options: the surrogate's spec (a TorchScript path absolute; the default when unset) and its
+        weights' sha256 (so both are in the manifest and the card), the selection name, the attack list in canonical
+        syntax. Loading the surrogate here fails early, in one line, when it cannot be loaded or differentiated."""
+        out = super().family_options(options)
+        if "selection" in out:
+            selection_specs(out["selection"])
+        if "attacks" in out:
+            out["attacks"] = ",".join(s.label() for s in parse_attacks(out["attacks"]))
+        model = load_surrogate(canonical_spec(out.get("surrogate")))  # after the cheap checks
+        out["surrogate"], out["surrogate_sha256"] = model.spec, model.sha256
+        return out
+
+    def plan(self, *, source: SourceSpec | str = "samples", subsets=None, clean: bool = True,
+             preprocess: str | None = None, size: int | None = None, **options: Any) -> Plan:  # fmt: skip
+        """As :meth:`Benchmark.plan`; a lossy ``--format`` is built when asked for, with a one-line warning."""
+        fmt = options.get("image_format")
+        if fmt in ("jpg", "webp"):
+            print(f"corruptgen: warning: --format {fmt} is lossy: it changes adversarial perturbations (an ε = 0.04 "
+                  "one does not survive JPEG quality 85); the default png keeps them", file=sys.stderr)  # fmt: skip
+        return super().plan(source=source, subsets=subsets, clean=clean, preprocess=preprocess, size=size, **options)
+
+
+@register_benchmark("adversarial")
+@cache
+def adversarial() -> Adversarial:
+    """Every subset of the named selections (the default: ``eccvw2020``); ``--attacks`` adds any other."""
+    subsets = {s.subset_name: _subset(s) for name in SELECTIONS for s in selection_specs(name)}
+    return Adversarial(name="adversarial", title="Adversarial transfer sets", cite=CITE,
+                       subsets={"clean": CLEAN, **subsets},
+                       default_subsets=tuple(s.subset_name for s in selection_specs(DEFAULT_SELECTION)),
+                       preprocess="imagenet", image_format="png", options=OPTIONS)  # fmt: skip

@@ -1,0 +1,109 @@
+"""Benchmark corruptgen's PGD against torchattacks 3.5.1's, in the same run, on the same model, images and batch.
+
+PGD-10 (ε = 0.04, step ε/10, no random start), EfficientNet-Lite0 (the default model) behind its (x − 0.5) / 0.5
+normalisation, float32, one batch of the sample photographs (cycled to ``--batch-size``) at 224×224. Each side is
+timed with ``corruptgen.bench.timing.time_work`` (a warm-up, then runs of at least 0.5 s, CPU-seconds per image;
+``--threads`` torch threads, stated in the output), the two sides' runs interleaved (ours, theirs, theirs, ours, ...)
+so that a change in the machine's load hits both; the medians over ``--repeats`` runs are printed. Also timed: the
+float64 path the ``adversarial`` family crafts with (not part of the ratio: torchattacks has no such mode). Prints a
+Markdown table for docs/benchmarks.md.
+
+    python scripts/bench_attacks.py --batch-size 8 --repeats 3 --threads 1
+    python scripts/bench_attacks.py --device cuda --batch-size 64
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+
+import numpy as np
+import torch
+
+from corruptgen.attacks import Classifier, pgd
+from corruptgen.bench.timing import describe_threads, fix_threads, time_work
+from corruptgen.io.sources import open_source
+from corruptgen.models import load_model
+from corruptgen.preprocess import get_preprocess
+
+
+def _photos(n: int) -> torch.Tensor:
+    """``n`` sample photographs (cycled), ImageNet-preprocessed to 224², as float (n, 3, 224, 224) on [0, 1]."""
+    from corruptgen.io.decode import decode_image
+
+    source, pre = open_source("samples"), get_preprocess("imagenet")
+    images = [pre(decode_image(source.read(i))[0]) for i in range(len(source))]
+    batch = np.stack([images[i % len(images)] for i in range(n)])
+    return torch.from_numpy(batch).permute(0, 3, 1, 2).float() / 255
+
+
+class _Normalised(torch.nn.Module):
+    """What torchattacks attacks: the network behind its normalisation, on [0, 1] images."""
+
+    def __init__(self, net: torch.nn.Module, mean, std) -> None:
+        super().__init__()
+        self.net = net
+        self.register_buffer("mean", torch.tensor(mean).view(1, 3, 1, 1))
+        self.register_buffer("std", torch.tensor(std).view(1, 3, 1, 1))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.net((x - self.mean) / self.std)
+
+
+def _interleaved(sides: dict, repeats: int, sync) -> dict[str, dict]:
+    """Per side: the medians of ``repeats`` single timed runs, taken in turns (forward, then backward order)."""
+    runs: dict[str, list[dict]] = {label: [] for label in sides}
+    for r in range(repeats):
+        for label in list(sides) if r % 2 == 0 else list(sides)[::-1]:
+            runs[label].append(time_work(sides[label], runs=1, warmup=r == 0, sync=sync))
+    return {label: {k: statistics.median(run[k] for run in rs) for k in ("images_per_s", "cpu_s_per_image")}
+            for label, rs in runs.items()}  # fmt: skip
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--batch-size", type=int, default=8)
+    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--repeats", type=int, default=3, help="timed runs of >= 0.5 s; the median is printed")
+    ap.add_argument("--threads", type=int, default=1, help="torch intra-op threads (default 1)")
+    ap.add_argument("--no-float64", dest="float64", action="store_false", help="skip the float64 line")
+    args = ap.parse_args()
+    threads = fix_threads(args.threads)
+    device, n, eps, steps = args.device, args.batch_size, 0.04, 10
+    model = load_model("efficientnet_lite0", device)
+    ours = Classifier(model)
+    x = _photos(n).to(device)
+    with torch.no_grad():
+        labels = ours(x).argmax(1)
+    sides = {"corruptgen `pgd`": lambda: (pgd(ours, x, labels, eps, steps), n)[1]}
+    try:
+        import torchattacks
+    except ImportError:
+        torchattacks = None
+    if torchattacks is not None:
+        net = _Normalised(model.module, model.mean, model.std).to(device).eval()
+        attack = torchattacks.PGD(net, eps=eps, alpha=eps / steps, steps=steps, random_start=False)
+        sides["torchattacks 3.5.1 `PGD`"] = lambda: (attack(x, labels), n)[1]
+    if args.float64:
+        model64 = load_model("efficientnet_lite0", device)
+        model64.module.to(dtype=torch.float64)
+        wide, x64 = Classifier(model64, torch.float64), x.double()
+        sides["corruptgen `pgd`, float64 (as builds craft)"] = lambda: (pgd(wide, x64, labels, eps, steps), n)[1]
+    rows = _interleaved(sides, args.repeats, torch.cuda.synchronize if device.startswith("cuda") else None)
+    ratio = "torchattacks not installed (`bash scripts/install.sh test`)"
+    if torchattacks is not None:
+        mine, theirs = rows["corruptgen `pgd`"], rows["torchattacks 3.5.1 `PGD`"]
+        ratio = (f"**{mine['images_per_s'] / theirs['images_per_s']:.2f}×** wall clock, "
+                 f"{theirs['cpu_s_per_image'] / mine['cpu_s_per_image']:.2f}× per CPU-second")  # fmt: skip
+    name = torch.cuda.get_device_name(0) if device.startswith("cuda") else threads["cpu_capability"]
+    print(f"PGD-10 (eps 0.04, no random start), EfficientNet-Lite0 224², batch {n}, device {device} ({name}); "
+          f"median of {args.repeats} runs >= 0.5 s after a warm-up")  # fmt: skip
+    print(describe_threads(threads))
+    print("\n| attack | samples/s | CPU-s per sample |\n|---|---|---|")
+    for label, r in rows.items():
+        print(f"| {label} | {r['images_per_s']:.2f} | {r['cpu_s_per_image']:.3f} |")
+    print(f"\ncorruptgen / torchattacks: {ratio}")
+
+
+if __name__ == "__main__":
+    main()
