@@ -5,8 +5,10 @@ normalisation, float32, one batch of the sample photographs (cycled to ``--batch
 timed with ``corruptgen.bench.timing.time_work`` (a warm-up, then runs of at least 0.5 s, CPU-seconds per image;
 ``--threads`` torch threads, stated in the output), the two sides' runs interleaved (ours, theirs, theirs, ours, ...)
 so that a change in the machine's load hits both; the medians over ``--repeats`` runs are printed. Also timed: the
-float64 path the ``adversarial`` family crafts with (not part of the ratio: torchattacks has no such mode). Prints a
-Markdown table for docs/benchmarks.md.
+float64 path the ``adversarial`` family crafts with (not part of the ratio: torchattacks has no such mode). The batch
+is timed in both memory layouts a caller may hold (NCHW-contiguous, as a DataLoader's default collate gives, and
+channels-last, as a permuted NHWC array): corruptgen hands the model channels-last input on the CPU either way,
+torchattacks uses the layout it is given. Prints a Markdown table for docs/benchmarks.md.
 
     python scripts/bench_attacks.py --batch-size 8 --repeats 3 --threads 1
     python scripts/bench_attacks.py --device cuda --batch-size 64
@@ -75,26 +77,33 @@ def main() -> None:
     x = _photos(n).to(device)
     with torch.no_grad():
         labels = ours(x).argmax(1)
-    sides = {"corruptgen `pgd`": lambda: (pgd(ours, x, labels, eps, steps), n)[1]}
+    # the same batch in the two layouts a caller may hold: NCHW-contiguous (what a DataLoader's default collate of
+    # CHW tensors gives) and channels-last (a permuted NHWC array); corruptgen hands the model channels-last either way
+    layouts = {"NCHW": x.contiguous(), "channels-last": x.contiguous(memory_format=torch.channels_last)}
     try:
         import torchattacks
     except ImportError:
         torchattacks = None
-    if torchattacks is not None:
-        net = _Normalised(model.module, model.mean, model.std).to(device).eval()
-        attack = torchattacks.PGD(net, eps=eps, alpha=eps / steps, steps=steps, random_start=False)
-        sides["torchattacks 3.5.1 `PGD`"] = lambda: (attack(x, labels), n)[1]
+    net = _Normalised(model.module, model.mean, model.std).to(device).eval()
+    attack = torchattacks and torchattacks.PGD(net, eps=eps, alpha=eps / steps, steps=steps, random_start=False)
+    sides = {}
+    for layout, batch in layouts.items():
+        sides[f"corruptgen `pgd`, {layout} input"] = lambda b=batch: (pgd(ours, b, labels, eps, steps), n)[1]
+        if attack is not None:
+            sides[f"torchattacks 3.5.1 `PGD`, {layout} input"] = lambda b=batch: (attack(b, labels), n)[1]
     if args.float64:
         model64 = load_model("efficientnet_lite0", device)
         model64.module.to(dtype=torch.float64)
         wide, x64 = Classifier(model64, torch.float64), x.double()
         sides["corruptgen `pgd`, float64 (as builds craft)"] = lambda: (pgd(wide, x64, labels, eps, steps), n)[1]
     rows = _interleaved(sides, args.repeats, torch.cuda.synchronize if device.startswith("cuda") else None)
-    ratio = "torchattacks not installed (`bash scripts/install.sh test`)"
-    if torchattacks is not None:
-        mine, theirs = rows["corruptgen `pgd`"], rows["torchattacks 3.5.1 `PGD`"]
-        ratio = (f"**{mine['images_per_s'] / theirs['images_per_s']:.2f}×** wall clock, "
-                 f"{theirs['cpu_s_per_image'] / mine['cpu_s_per_image']:.2f}× per CPU-second")  # fmt: skip
+    ratios = ["torchattacks not installed (`bash scripts/install.sh test`)"]
+    if attack is not None:
+        ratios = []
+        for layout in layouts:
+            mine, theirs = rows[f"corruptgen `pgd`, {layout} input"], rows[f"torchattacks 3.5.1 `PGD`, {layout} input"]
+            ratios.append(f"{layout} input **{mine['images_per_s'] / theirs['images_per_s']:.2f}×** wall clock, "
+                          f"{theirs['cpu_s_per_image'] / mine['cpu_s_per_image']:.2f}× per CPU-second")  # fmt: skip
     name = torch.cuda.get_device_name(0) if device.startswith("cuda") else threads["cpu_capability"]
     print(f"PGD-10 (eps 0.04, no random start), EfficientNet-Lite0 224², batch {n}, device {device} ({name}); "
           f"median of {args.repeats} runs >= 0.5 s after a warm-up")  # fmt: skip
@@ -102,7 +111,7 @@ def main() -> None:
     print("\n| attack | samples/s | CPU-s per sample |\n|---|---|---|")
     for label, r in rows.items():
         print(f"| {label} | {r['images_per_s']:.2f} | {r['cpu_s_per_image']:.3f} |")
-    print(f"\ncorruptgen / torchattacks: {ratio}")
+    print(f"\ncorruptgen / torchattacks: {'; '.join(ratios)}")
 
 
 if __name__ == "__main__":
