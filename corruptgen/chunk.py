@@ -27,7 +27,7 @@ import numpy as np
 from .corruptions import Corruption, get
 from .errors import CorruptgenError
 from .fingerprint import FIELD, ReadLog, open_plan_source, shard_inputs
-from .io.codec import dump_json, encode_fields
+from .io.codec import JsonRecord, encode_fields
 from .io.decode import BadImageError, decode_image
 from .io.facts import ShardFacts
 from .io.layout import shard_relpath
@@ -37,7 +37,7 @@ from .lifeline import die_with_parent, stop_on_sigterm
 from .manifest import library_versions
 from .options import RenderOptions
 from .plan import Plan, Subset
-from .seeding import sample_rng
+from .seeding import sample_rng, sample_seed
 
 
 @dataclass(frozen=True)
@@ -62,8 +62,11 @@ class _Pending:
     key: str
     repeat: int
     image: np.ndarray
-    seed: int
-    rng: np.random.Generator
+    seed: int  # the generator is made from it only where the corruption draws (Corruption.random)
+
+    def rng(self) -> np.random.Generator:
+        """A fresh generator of the sample (what :func:`~corruptgen.seeding.sample_rng` gives)."""
+        return np.random.default_rng(self.seed)
 
 
 def _number(p: _Pending, subset: Subset) -> int:
@@ -149,6 +152,7 @@ class ChunkRenderer:
         self.outside: dict[int, np.ndarray | None] = {}  # inputs of other chunks that share a group with this one
         self.common = {"benchmark": plan.benchmark, "preprocessing": plan.preprocess.to_dict(),
                        "versions": library_versions()}  # fmt: skip
+        self.records: dict[str, JsonRecord] = {}  # per subset: the sample json's shared members
 
     def skip(self, item: SourceItem, subset: str | None, reason: str) -> None:
         self.skipped.append({"chunk": self.task.chunk, "key": item.key, "source_id": item.source_id,
@@ -169,8 +173,8 @@ class ChunkRenderer:
         for subset in self.subsets:
             corruption = self.corruptions[subset.name]
             for repeat, key in enumerate(subset.sample_keys(item.key)):
-                seed, rng = sample_rng(self.plan.seed, self.plan.benchmark, subset.name, key)
-                pending = _Pending(item, index, key, repeat, image, seed, rng)
+                seed = sample_seed(self.plan.seed, self.plan.benchmark, subset.name, key)
+                pending = _Pending(item, index, key, repeat, image, seed)
                 if subset.name in self.group_sizes:
                     self.add_to_group(subset, pending)
                     continue
@@ -187,7 +191,8 @@ class ChunkRenderer:
         else:
             try:
                 extra = sample_kwargs(corruption, self.plan, subset, p.item.key, p.index, p.repeat)
-                result, params = corruption.apply(p.image, p.rng, **dict(subset.options), **extra)
+                # the seed, not a generator: apply makes one only for a corruption that draws (same stream)
+                result, params = corruption.apply(p.image, p.seed, **dict(subset.options), **extra)
             except Exception as e:  # a corruption that cannot handle this input is counted, never fatal
                 self.skip(p.item, subset.name, f"corruption failed: {type(e).__name__}: {e}")
                 return
@@ -203,11 +208,10 @@ class ChunkRenderer:
         try:
             images = np.stack([p.image for p in batch])
             extra = batch_kwargs(corruption, [p.index for p in batch])
-            results, params = corruption.batch_fn(images, [p.rng for p in batch], device=self.task.options.device,
+            results, params = corruption.batch_fn(images, [p.rng() for p in batch], device=self.task.options.device,
                                                   **dict(subset.options), **extra)  # fmt: skip
         except Exception:  # e.g. mixed shapes or one bad input: fall back to one at a time, with fresh generators
             for p in batch:
-                p.rng = sample_rng(self.plan.seed, self.plan.benchmark, subset.name, p.key)[1]
                 self.render_one(subset, corruption, p)
             return
         for p, result, prm in zip(batch, results, params, strict=True):
@@ -246,11 +250,10 @@ class ChunkRenderer:
         try:
             strata = [sample_kwargs(corruption, self.plan, subset, p.item.key, p.index, p.repeat).get("stratum")
                       for p in members]  # fmt: skip
-            results = corruption.group_fn([p.image for p in members], [p.rng for p in members], strata,
+            results = corruption.group_fn([p.image for p in members], [p.rng() for p in members], strata,
                                           **dict(subset.options))  # fmt: skip
         except Exception:  # e.g. an input too small for the corruption: one at a time, with fresh generators
             for p in own:
-                p.rng = sample_rng(self.plan.seed, self.plan.benchmark, subset.name, p.key)[1]
                 self.render_one(subset, corruption, p)
             return
         for p, (result, params) in zip(members, results, strict=True):
@@ -270,30 +273,23 @@ class ChunkRenderer:
             return None
         item = self.source.items()[index]
         key = subset.sample_keys(item.key)[repeat]
-        seed, rng = sample_rng(self.plan.seed, self.plan.benchmark, subset.name, key)
-        return _Pending(item, index, key, repeat, image, seed, rng)
+        return _Pending(
+            item, index, key, repeat, image, sample_seed(self.plan.seed, self.plan.benchmark, subset.name, key)
+        )
 
     def write(self, subset: Subset, corruption: Corruption | None, p: _Pending, image: np.ndarray, params) -> None:
         item = p.item
-        meta = {
-            **self.common,
-            "key": p.key,
-            "source_key": item.key,
-            "repeat": p.repeat,
-            "source_id": item.source_id,
-            "label": item.label,
-            "label_name": item.label_name,
-            "subset": subset.name,
-            "corruption": corruption.name if corruption else None,
-            "category": subset.category,
-            "severity": subset.severity,
-            "params": params,
-            "seed": p.seed,
-        }
+        record = self.records.get(subset.name)
+        if record is None:  # what every sample of the subset shares, JSON-encoded once
+            record = self.records[subset.name] = JsonRecord({
+                **self.common, "subset": subset.name, "corruption": corruption.name if corruption else None,
+                "category": subset.category, "severity": subset.severity})  # fmt: skip
+        values = {"key": p.key, "source_key": item.key, "repeat": p.repeat, "source_id": item.source_id,
+                  "label": item.label, "label_name": item.label_name, "params": params, "seed": p.seed}  # fmt: skip
         if image.ndim == 4:  # a sequence (e.g. ImageNet-P): frames 000.jpg, 001.jpg, ...
-            meta["frames"] = len(image)
-        self.facts[subset.name].add(meta)
-        fields = {"json": dump_json(meta)}
+            values["frames"] = len(image)
+        self.facts[subset.name].add({**record.fixed, **values})
+        fields = {"json": record.dump(values)}
         if self.source.labelled:
             fields["cls"] = str(-1 if item.label is None else int(item.label)).encode()
         self.emit(subset.name, p.key, fields, image)

@@ -14,9 +14,10 @@ from __future__ import annotations
 import math
 import os
 import sys
+import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import closing
+from contextlib import closing, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,10 @@ from .options import RunOptions
 from .plan import Plan
 
 REMOTE_CHECKS = 8  # remote shards re-hashed at once when a remote build resumes
+#: a running build's manifest records its finished shards every MANIFEST_EVERY_S seconds at most, and less often when
+#: writing it takes more than MANIFEST_SHARE of the time (it is rewritten whole: once per chunk costs O(chunks²));
+#: also when the build stops. A driver killed with SIGKILL renders the shards finished since the last write again.
+MANIFEST_EVERY_S, MANIFEST_SHARE = 2.0, 0.05
 
 
 @dataclass
@@ -108,9 +113,11 @@ def _assemble(
 ) -> dict[str, Any]:
     skipped = sorted(skipped, key=lambda s: (s["chunk"], s["key"], s["subset"] or ""))
     plan_dict, per_subset = plan.to_dict(), {s.name: 0 for s in plan.subsets}
-    ids = subset_ids(plan_dict)
-    for rec in shards.values():
+    ids, files = subset_ids(plan_dict), {s.name: [] for s in plan.subsets}
+    for rel, rec in shards.items():
         per_subset[rec["subset"]] += rec["samples"]
+        if rec["samples"]:
+            files[rec["subset"]].append(rel)
     subsets = {
         s.name: {
             "id": ids[s.name],
@@ -118,7 +125,7 @@ def _assemble(
             "severity": s.severity,
             "category": s.category,
             "samples": per_subset[s.name],
-            "shards": sorted(p for p, r in shards.items() if r["subset"] == s.name and r["samples"]),
+            "shards": sorted(files[s.name]),
         }
         for s in plan.subsets
     }
@@ -212,12 +219,20 @@ def _execute(
 
     bar = _progress_bar(sum(t.stop - t.start for t in tasks), run.progress, plan.benchmark)
     results = run_tasks(tasks, engine=run.engine, workers=run.workers, bar=bar, ray=run.ray)
+    due = time.monotonic() + MANIFEST_EVERY_S
     try:
         with closing(results):  # an exception here (Ctrl-C included) stops the running chunks at once
             for result in results:
                 shards.update(result["shards"])
                 skipped.extend(result["skipped"])
-                write_manifest(target, _assemble(plan, source, shards, skipped, False, invocation))
+                if time.monotonic() >= due:
+                    start = time.monotonic()
+                    write_manifest(target, _assemble(plan, source, shards, skipped, False, invocation))
+                    due = time.monotonic() + max(MANIFEST_EVERY_S, (time.monotonic() - start) / MANIFEST_SHARE)
+    except BaseException:
+        with suppress(Exception):  # keep what finished for the next run; the error that stopped the build is raised
+            write_manifest(target, _assemble(plan, source, shards, skipped, False, invocation))
+        raise
     finally:
         bar.close()
     manifest = _assemble(plan, source, shards, skipped, True, invocation)
