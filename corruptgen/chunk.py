@@ -4,12 +4,14 @@ Each input is read, decoded and preprocessed once, then corrupted for every subs
 appended to its subset's shard in a fixed order (item order, then the repeats of the item). Two schedules give the
 same bytes:
 
-* serial (``io_threads=0``, the default on CPU): one decoded input and its outputs in memory at a time, plus the
-  buffered batches of batched corruptions;
+* serial (``io_threads=0``, the default on CPU): a block of decoded inputs (up to :data:`BLOCK_BYTES`, at least one
+  input) corrupted subset by subset, one output in memory at a time, plus the buffered batches of batched
+  corruptions;
 * pipelined (``io_threads=N``, the default with ``--device cuda``): :mod:`corruptgen.pipeline` decodes the next inputs
   and encodes finished samples on N threads while this thread corrupts (on the device, in batches).
 
-Memory bound of a chunk task: at most ``batch_size`` buffered samples per batched subset, plus, when pipelined,
+Memory bound of a chunk task: ``BLOCK_BYTES`` of decoded inputs plus one (serial), at most ``batch_size`` buffered
+samples per batched subset, plus, when pipelined,
 ``2·N`` decoded inputs ahead and ``4·N`` samples awaiting encoding per subset.
 """
 
@@ -38,6 +40,9 @@ from .manifest import library_versions
 from .options import RenderOptions
 from .plan import Plan, Subset
 from .seeding import sample_rng, sample_seed
+
+#: the serial schedule decodes inputs until this many bytes of them are in memory, then corrupts them subset by subset
+BLOCK_BYTES = 16 << 20
 
 
 @dataclass(frozen=True)
@@ -158,12 +163,24 @@ class ChunkRenderer:
         self.skipped.append({"chunk": self.task.chunk, "key": item.key, "source_id": item.source_id,
                              "subset": subset, "reason": reason})  # fmt: skip
 
-    def render_item(self, index: int, item: SourceItem) -> None:
-        try:
-            image = prepare_image(self.reads.read(index), self.plan)
-        except BadImageError as e:
-            image = e
-        self.render_loaded(index, item, image)
+    def render_block(self, start: int, stop: int) -> int:
+        """Read and decode inputs from ``start`` on until :data:`BLOCK_BYTES` of them are decoded (or ``stop``), then
+        corrupt them subset by subset (a corruption's code and tables stay in the caches across inputs: ~30 % less
+        CPU at 32 px than input by input); returns the position after the block."""
+        items, loaded, size, index = self.source.items(), [], 0, start
+        while index < stop and size < BLOCK_BYTES:
+            try:
+                image = prepare_image(self.reads.read(index), self.plan)
+            except BadImageError as e:
+                self.skip(items[index], None, e.reason)
+            else:
+                loaded.append((index, items[index], image))
+                size += image.nbytes
+            index += 1
+        for subset in self.subsets:
+            for position, item, image in loaded:
+                self.render_subset(subset, position, item, image)
+        return index
 
     def render_loaded(self, index: int, item: SourceItem, image: np.ndarray | BadImageError) -> None:
         """Corrupt one decoded input for every subset (``image`` is the decode error of a bad input)."""
@@ -171,18 +188,21 @@ class ChunkRenderer:
             self.skip(item, None, image.reason)
             return
         for subset in self.subsets:
-            corruption = self.corruptions[subset.name]
-            for repeat, key in enumerate(subset.sample_keys(item.key)):
-                seed = sample_seed(self.plan.seed, self.plan.benchmark, subset.name, key)
-                pending = _Pending(item, index, key, repeat, image, seed)
-                if subset.name in self.group_sizes:
-                    self.add_to_group(subset, pending)
-                    continue
-                if corruption is not None and corruption.batch_fn is not None:
-                    self.batches[subset.name].append(pending)
-                    if len(self.batches[subset.name]) >= self.task.options.batch_size:
-                        self.flush(subset)
-                    continue
+            self.render_subset(subset, index, item, image)
+
+    def render_subset(self, subset: Subset, index: int, item: SourceItem, image: np.ndarray) -> None:
+        """The samples of ``subset`` from one decoded input (rendered now, or buffered for a batch or a group)."""
+        corruption = self.corruptions[subset.name]
+        for repeat, key in enumerate(subset.sample_keys(item.key)):
+            pending = _Pending(item, index, key, repeat, image,
+                               sample_seed(self.plan.seed, self.plan.benchmark, subset.name, key))  # fmt: skip
+            if subset.name in self.group_sizes:
+                self.add_to_group(subset, pending)
+            elif corruption is not None and corruption.batch_fn is not None:
+                self.batches[subset.name].append(pending)
+                if len(self.batches[subset.name]) >= self.task.options.batch_size:
+                    self.flush(subset)
+            else:
                 self.render_one(subset, corruption, pending)
 
     def render_one(self, subset: Subset, corruption: Corruption | None, p: _Pending) -> None:

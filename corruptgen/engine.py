@@ -285,7 +285,19 @@ def _open_remote(url: str, workers: int, engine: str) -> Location:
     return out
 
 
+class _NoBar:
+    """The progress bar of a build without one (tqdm is not even imported)."""
+
+    def update(self, n: int = 1) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
 def _progress_bar(total: int, enabled: bool, desc: str):
+    if not enabled:
+        return _NoBar()
     from tqdm.auto import tqdm
 
-    return tqdm(total=total, disable=not enabled, desc=desc, unit="img", dynamic_ncols=True)
+    return tqdm(total=total, desc=desc, unit="img", dynamic_ncols=True)

@@ -111,12 +111,13 @@ def render_chunk(task: ChunkTask, progress: Callable[[int], None] | None = None)
     if task.options.io_threads > 0:
         return render_pipelined(task, progress)
     renderer = ChunkRenderer(task)
-    items = renderer.source.items()
     try:
-        for index in range(task.start, task.stop):
-            renderer.render_item(index, items[index])
+        index = task.start
+        while index < task.stop:
+            done = renderer.render_block(index, task.stop)
             if progress:
-                progress(1)
+                progress(done - index)
+            index = done
         renderer.flush_all()
         shards = renderer.commit()
     except BaseException:
