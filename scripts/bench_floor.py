@@ -25,8 +25,10 @@ Measurements are interleaved: ``--rounds`` rounds, in each of which every family
 floor + corruption) run in turn; the table gives the medians and the range of ``end to end ÷ (floor + corruption)``
 over the rounds. Inputs: ``imagenet-c`` and ``syn2nat`` read a folder of JPEG files (q90 crops of four scikit-image
 photos, shorter side 375 px, as ImageNet's validation images are about), ``cifar10-c`` an ``npy:`` array of 32×32
-crops of the same photos. The build sizes are ``--images`` per family (default: 14, 56 and 200 inputs: 1,064, 1,064
-and 19,200 samples).
+crops of the same photos. The build sizes are ``--images`` per family (default: 14, 200 and 200 inputs: 1,064, 3,800
+and 19,200 samples). What a build costs once (imports, plan, manifest, dataset card: about 0.5-1 CPU-s, more than
+all its samples in a 1,000-sample Syn2Nat build) is measured too, as a 1-input build less its floor and corruption,
+and shown beside the ratio with that part taken out.
 
     python scripts/bench_floor.py [--rounds 3] [--baseline main] [--families imagenet-c,syn2nat,cifar10-c]
         [--out docs/bench/floor.json] [--doc docs/benchmarks.md]
@@ -48,7 +50,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_common import ROOT, describe_machine, export_tree, machine, write_region
 
-FAMILIES = {"imagenet-c": 14, "syn2nat": 56, "cifar10-c": 200}  # inputs per family (>= 1,000 samples each)
+FAMILIES = {"imagenet-c": 14, "syn2nat": 200, "cifar10-c": 200}  # inputs per family (>= 1,000 samples each)
 PHOTOS = ("astronaut", "coffee", "chelsea", "rocket")
 THREADS = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 REGION = "floor"
@@ -203,7 +205,8 @@ def run_worker(mode: str, family: str, source: str, limit: int, pythonpath: Path
 
 def measure(families: dict[str, int], rounds: int, baseline: str) -> dict:
     load = [os.getloadavg()[0]]
-    runs: dict[str, dict[str, list]] = {f: {"before": [], "after": [], "parts": []} for f in families}
+    runs: dict[str, dict[str, list]] = {f: {k: [] for k in ("before", "after", "parts", "after 1", "parts 1")}
+                                        for f in families}  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="bench-floor-") as tmp:
         tmp = Path(tmp)
         sources = make_inputs(tmp / "inputs", max(families.get(f, 0) for f in ("imagenet-c", "syn2nat")) or 1,
@@ -214,10 +217,11 @@ def measure(families: dict[str, int], rounds: int, baseline: str) -> dict:
         for r in range(rounds):
             for family, n in families.items():
                 source = sources["npy" if family.startswith("cifar") else "jpg"]
-                order = [("before", before), ("after", None), ("parts", None)]
-                for name, tree in order[r % 3 :] + order[: r % 3]:  # a different first measurement each round
-                    mode = "parts" if name == "parts" else "e2e"
-                    runs[family][name].append(run_worker(mode, family, source, n, tree))
+                order = [("before", before, n), ("after", None, n), ("parts", None, n), ("after 1", None, 1),
+                         ("parts 1", None, 1)]  # fmt: skip
+                for name, tree, inputs in order[r % 5 :] + order[: r % 5]:  # another first measurement each round
+                    mode = "parts" if name.startswith("parts") else "e2e"
+                    runs[family][name].append(run_worker(mode, family, source, inputs, tree))
                     print(f"round {r + 1} {family} {name}: {runs[family][name][-1]}", file=sys.stderr, flush=True)
     load.append(os.getloadavg()[0])
     return {"machine": machine(load), "baseline": baseline, "rounds": rounds, "families": runs,
@@ -238,8 +242,8 @@ def table(result: dict) -> str:
         "",
         "| family | samples | decode + resize | encode | tar | floor | corruption | floor + corruption "
         "| end to end before | end to end after | after ÷ (floor + corruption) | range over rounds | before ÷ (floor + "
-        "corruption) |",
-        "|---" * 13 + "|",
+        "corruption) | once per build (CPU-s) | after, once-per-build part taken out |",
+        "|---" * 15 + "|",
     ]
     for family, runs in result["families"].items():
         samples = runs["parts"][0]["samples"]
@@ -250,11 +254,16 @@ def table(result: dict) -> str:
         before = [1e3 * e["seconds"] / e["samples"] for e in runs["before"]]
         ratios = [a / b for a, b in zip(after, base, strict=True)]
         med = statistics.median
+        # what a build costs once (imports, plan, manifest, card): a 1-input build less its floor + corruption
+        once = med([e["seconds"] - sum(p["seconds"].values()) for e, p in zip(runs["after 1"], runs["parts 1"],
+                                                                              strict=True)])  # fmt: skip
+        per_sample = (med(after) * samples / 1e3 - once) / samples * 1e3
         lines.append(
             f"| {family} | {samples:,} | {med(ms['decode + resize']):.3f} | {med(ms['encode']):.3f} | "
             f"{med(ms['tar']):.3f} | {med(floor):.3f} | {med(ms['corruption']):.3f} | {med(base):.3f} | "
             f"{med(before):.3f} | {med(after):.3f} | **{med(after) / med(base):.2f}×** | "
-            f"{min(ratios):.2f}–{max(ratios):.2f}× | {med(before) / med(base):.2f}× |"
+            f"{min(ratios):.2f}–{max(ratios):.2f}× | {med(before) / med(base):.2f}× | {once:.2f} | "
+            f"{per_sample / med(base):.2f}× |"
         )
     return "\n".join(lines)
 
