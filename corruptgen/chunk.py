@@ -30,7 +30,7 @@ from .corruptions import Corruption, get
 from .errors import CorruptgenError
 from .fingerprint import FIELD, ReadLog, open_plan_source, shard_inputs
 from .io.codec import JsonRecord, encode_fields
-from .io.decode import BadImageError, decode_image
+from .io.decode import BadImageError, decode_array, decode_image
 from .io.facts import ShardFacts
 from .io.layout import shard_relpath
 from .io.shards import open_shard
@@ -127,12 +127,16 @@ def source_for(plan: Plan, *, listing: str | None = None, refresh: bool = False)
 
 def load_image(source: Source, index: int, plan: Plan) -> np.ndarray:
     """Read, decode and preprocess one input; raises :class:`BadImageError` with a reason."""
-    return prepare_image(source.read(index, max_bytes=plan.max_bytes), plan)
+    return prepare_image(source.read_input(index, max_bytes=plan.max_bytes), plan)
 
 
-def prepare_image(data: bytes, plan: Plan) -> np.ndarray:
-    """Decode and preprocess one input's bytes (thread-safe); raises :class:`BadImageError` with a reason."""
-    image, _ = decode_image(data, max_pixels=plan.max_pixels, min_side_hint=plan.preprocess.min_side)
+def prepare_image(data: bytes | np.ndarray, plan: Plan) -> np.ndarray:
+    """Decode and preprocess one input's bytes, or the array of an array source (no codec; thread-safe); raises
+    :class:`BadImageError` with a reason."""
+    if isinstance(data, np.ndarray):
+        image = decode_array(data, max_pixels=plan.max_pixels)
+    else:
+        image, _ = decode_image(data, max_pixels=plan.max_pixels, min_side_hint=plan.preprocess.min_side)
     return plan.preprocess(image, max_pixels=plan.max_pixels)
 
 
