@@ -58,6 +58,11 @@ class ChunkTask:
     subsets: tuple[str, ...]
     options: RenderOptions = field(default_factory=RenderOptions)
     listing: str | None = None  # the driver's Source.listing_id(): a worker that lists another source refuses
+    part: str = ""  # e.g. "part 1 of 2": the chunk's subsets are shared out over several tasks (a small build)
+
+    @property
+    def name(self) -> str:
+        return f"chunk {self.chunk}" + (f" ({self.part})" if self.part else "")
 
 
 @dataclass
