@@ -99,6 +99,7 @@ class ReadLog:
         self.identity: dict[int, str] = {}
         self.content: dict[int, str] = {}
         self.unread: set[int] = set()
+        self._records: dict[range, dict[str, Any]] = {}
 
     def read(self, index: int) -> bytes | np.ndarray:
         """Input ``index`` as the engine decodes it (bytes, or an array source's array; raises
@@ -115,7 +116,13 @@ class ReadLog:
         return data
 
     def record(self, indices: range) -> dict[str, Any]:
-        """The fingerprint of a shard rendered from ``indices`` (an input the task did not need is read now)."""
+        """The fingerprint of a shard rendered from ``indices`` (an input the task did not need is read now); the
+        shards of a chunk's subsets share one."""
+        if indices not in self._records:
+            self._records[indices] = self._record(indices)
+        return dict(self._records[indices])
+
+    def _record(self, indices: range) -> dict[str, Any]:
         for index in indices:
             if index not in self.content:
                 try:

@@ -1,14 +1,15 @@
 """Helpers the benchmark scripts share: the page regions they write, the machine they ran on, a baseline tree.
 
-* :func:`write_region` / :func:`read_region`: the text between ``<!-- bench_peers:NAME -->`` and
-  ``<!-- /bench_peers:NAME -->`` in a Markdown page (the scripts write their tables there; ``tests/test_bench_docs.py``
-  checks that each region equals the table of its saved JSON);
+* :func:`write_region` / :func:`read_region`: the text between ``<!-- bench:NAME -->`` and ``<!-- /bench:NAME -->``
+  in a Markdown page (the scripts write their tables there; ``tests/test_bench_docs.py`` checks that each region
+  equals the table of its saved JSON);
 * :func:`machine`: CPU model, cores, the instruction-set flags that decide the kernels, load average and date;
 * :func:`export_tree`: a git ref's package as an importable folder (``git archive``), the "before" of a measurement.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -20,13 +21,14 @@ ROOT = Path(__file__).resolve().parents[1]
 FLAGS = ("sse4_2", "avx", "avx2", "fma", "avx512f")
 
 
-def _markers(name: str) -> tuple[str, str]:
-    return f"<!-- bench_peers:{name} -->", f"<!-- /bench_peers:{name} -->"
+def _markers(name: str, tag: str) -> tuple[str, str]:
+    return f"<!-- {tag}:{name} -->", f"<!-- /{tag}:{name} -->"
 
 
-def write_region(doc: Path, name: str, text: str) -> None:
-    """Replace what stands between ``<!-- bench_peers:NAME -->`` and ``<!-- /bench_peers:NAME -->`` in ``doc``."""
-    begin, end = _markers(name)
+def write_region(doc: Path, name: str, text: str, tag: str = "bench") -> None:
+    """Replace what stands between ``<!-- TAG:NAME -->`` and ``<!-- /TAG:NAME -->`` in ``doc`` (the peer tables'
+    regions are tagged ``bench_peers``, the other scripts' ``bench``)."""
+    begin, end = _markers(name, tag)
     page = doc.read_text()
     if begin not in page or end not in page:
         raise SystemExit(f"{doc}: no region {begin} … {end}")
@@ -34,9 +36,9 @@ def write_region(doc: Path, name: str, text: str) -> None:
     doc.write_text(f"{head}{begin}\n{text}\n{end}{rest.split(end, 1)[1]}")
 
 
-def read_region(page: str, name: str) -> str | None:
+def read_region(page: str, name: str, tag: str = "bench") -> str | None:
     """The text of region ``name`` in ``page`` (``None`` when the page has no such region)."""
-    begin, end = _markers(name)
+    begin, end = _markers(name, tag)
     match = re.search(re.escape(begin) + r"\n(.*?)\n" + re.escape(end), page, re.DOTALL)
     return match.group(1) if match else None
 
@@ -73,3 +75,15 @@ def export_tree(ref: str, dest: Path) -> Path:
     for folder in ("cards", "kernels"):
         (dest / "src" / folder).rename(pkg / folder)
     return dest / "src"
+
+
+def publish(result: dict, text: str, region: str, out: str | None, docs: str | None) -> None:
+    """Print a script's region ``text``; save ``result`` as JSON to ``out`` and write ``text`` into the region of each
+    comma-separated page of ``docs`` (paths relative to the repository root or absolute)."""
+    if out:
+        Path(out).parent.mkdir(parents=True, exist_ok=True)
+        Path(out).write_text(json.dumps(result, indent=1) + "\n")
+    print(text)
+    for page in (docs or "").split(","):
+        if page:
+            write_region(Path(page) if Path(page).is_absolute() else ROOT / page, region, text)

@@ -48,7 +48,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_common import ROOT, describe_machine, export_tree, machine, write_region
+from bench_common import ROOT, describe_machine, export_tree, machine, publish
 
 FAMILIES = {"imagenet-c": 14, "syn2nat": 200, "cifar10-c": 200}  # inputs per family (>= 1,000 samples each)
 PHOTOS = ("astronaut", "coffee", "chelsea", "rocket")
@@ -290,13 +290,7 @@ def main() -> int:
         names = [f for f in args.families.split(",") if f]
         counts = [int(n) for n in args.images.split(",")] if args.images else [FAMILIES[f] for f in names]
         result = measure(dict(zip(names, counts, strict=True)), args.rounds, args.baseline)
-        if args.out:
-            Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-            Path(args.out).write_text(json.dumps(result, indent=1) + "\n")
-    text = table(result)
-    print(text)
-    if args.doc:
-        write_region(Path(args.doc), REGION, text)
+    publish(result, table(result), REGION, args.out if args.mode == "run" else None, args.doc)
     return 0
 
 
