@@ -8,8 +8,8 @@ per sample, each measured in a fresh process with one thread (``OMP_NUM_THREADS=
   dataset card included), timed from ``import corruptgen`` to its return; numpy, OpenCV and PIL are imported before
   the clock starts, in every measurement alike, and modules load from compiled files (both trees are compiled first
   and ``PYTHONDONTWRITEBYTECODE`` is unset, as for a package pip installed). Once with this tree and once with
-  ``--baseline`` (a git ref, default ``main``, exported with ``git archive`` and put first on ``PYTHONPATH``):
-  *before* and *after* in the same run;
+  ``--baseline`` (a git ref, default: this branch's merge-base with ``main``, exported with ``git archive`` and put
+  first on ``PYTHONPATH``): *before* and *after* in the same run;
 * **floor**: what any script that writes the same outputs must do: read + decode + resize every input (PIL decode and
   the family's preprocessing; an ``npy`` row is copied out of the memory-mapped array), encode every output sample
   (the build's format and quality) and write it as one tar member (``tarfile.TarInfo.tobuf`` header, data, padding)
@@ -30,7 +30,7 @@ and 19,200 samples). What a build costs once (imports, plan, manifest, dataset c
 all its samples in a 1,000-sample Syn2Nat build) is measured too, as a 1-input build less its floor and corruption,
 and shown beside the ratio with that part taken out.
 
-    python scripts/bench_floor.py [--rounds 3] [--baseline main] [--families imagenet-c,syn2nat,cifar10-c]
+    python scripts/bench_floor.py [--rounds 3] [--baseline REF] [--families imagenet-c,syn2nat,cifar10-c]
         [--out docs/bench/floor.json] [--doc docs/benchmarks.md]
     python scripts/bench_floor.py table docs/bench/floor.json        # the table of a saved run again
 """
@@ -228,9 +228,12 @@ def measure(families: dict[str, int], rounds: int, baseline: str) -> dict:
             "commit": _commit(), "python": sys.version.split()[0]}  # fmt: skip
 
 
+def _git(*args: str) -> str:
+    return subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True, check=True).stdout.strip()
+
+
 def _commit() -> str:
-    out = subprocess.run(["git", "-C", str(ROOT), "describe", "--always", "--dirty"], capture_output=True, text=True)
-    return out.stdout.strip()
+    return _git("describe", "--always", "--dirty")
 
 
 def table(result: dict) -> str:
@@ -278,7 +281,7 @@ def main() -> int:
     ap.add_argument("mode", nargs="?", default="run", choices=["run", "table"])
     ap.add_argument("files", nargs="*", help="table: a saved result")
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--baseline", default="main", help="git ref measured as 'before' (default main)")
+    ap.add_argument("--baseline", default=None, help="git ref measured as 'before' (default: merge-base with main)")
     ap.add_argument("--families", default=",".join(FAMILIES))
     ap.add_argument("--images", default=None, help="inputs per family, comma-separated in --families order")
     ap.add_argument("--out", default=None, help="write the JSON result here")
@@ -289,7 +292,8 @@ def main() -> int:
     else:
         names = [f for f in args.families.split(",") if f]
         counts = [int(n) for n in args.images.split(",")] if args.images else [FAMILIES[f] for f in names]
-        result = measure(dict(zip(names, counts, strict=True)), args.rounds, args.baseline)
+        baseline = args.baseline or _git("merge-base", "HEAD", "main")[:12]
+        result = measure(dict(zip(names, counts, strict=True)), args.rounds, baseline)
     publish(result, table(result), REGION, args.out if args.mode == "run" else None, args.doc)
     return 0
 
