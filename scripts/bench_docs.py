@@ -3,8 +3,9 @@
 
 Every command of :data:`COMMANDS` runs twice, one after the other, in its own process with one thread
 (``OMP_NUM_THREADS=1``; each script also pins its torch/OpenCV threads). The result (``--out``, default
-``docs/bench/scripts.json``) keeps both outputs, the machine (CPU model, cores, instruction-set flags, load average
-before and after) and the date; the page region ``scripts`` shows each command, the output of its first run and how
+``docs/bench/scripts.json``; ``--only`` replaces those commands' entries and keeps the others) keeps both outputs
+and, per command, the machine (CPU model, cores, instruction-set flags, load average before and after) and the date;
+the page region ``scripts`` shows each command, the output of its first run and how
 far apart the two runs were: every number of the second output divided by the same number of the first (the two
 outputs have the same text around their numbers), as the median and the largest relative difference.
 
@@ -51,18 +52,19 @@ COMMANDS = (
      ["scripts/startup_cpu.py", "--runs", "5"]),
 )  # fmt: skip
 REGION = "scripts"
-_NUMBER = re.compile(r"-?\d+(?:[.,]\d+)*(?:e-?\d+)?")
+_NUMBER = re.compile(r"-?\d+(?:,\d{3})*(?:\.\d+)?(?:e-?\d+)?")
 #: what ``all`` runs: script -> the name of its saved result in docs/bench/
 ALL = {"bench_docs.py": "scripts", "bench_floor.py": "floor", "bench_cifar_render.py": "cifar_render",
        "bench_conv_kernels.py": "conv_kernels"}  # fmt: skip
 
 
-def run(commands: list[tuple[str, str, list[str]]]) -> dict:
-    load = [os.getloadavg()[0]]
+def run(commands: list[tuple[str, str, list[str]]], out: str) -> dict:
+    """Each command twice; the result, with the entries of other commands already saved in ``out``, is saved to
+    ``out`` as soon as it is complete."""
     env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
     results = []
     for name, what, command in commands:
-        outputs = []
+        load, outputs = [os.getloadavg()[0]], []
         for attempt in (1, 2):
             start = time.perf_counter()
             done = subprocess.run([sys.executable, *command], cwd=ROOT, env=env, capture_output=True, text=True)
@@ -70,17 +72,31 @@ def run(commands: list[tuple[str, str, list[str]]]) -> dict:
                 done.stderr.strip()[-800:]  # fmt: skip
             outputs.append({"output": text, "wall_s": round(time.perf_counter() - start, 1)})
             print(f"{name} run {attempt}: {outputs[-1]['wall_s']} s", file=sys.stderr, flush=True)
-        results.append({"name": name, "what": what, "command": command, "runs": outputs})
-    load.append(os.getloadavg()[0])
-    return {"machine": machine(load), "results": results}
+        load.append(os.getloadavg()[0])
+        results.append({"name": name, "what": what, "command": command, "runs": outputs, "machine": machine(load)})
+    before = json.loads(Path(out).read_text()) if Path(out).is_file() else {"results": []}
+    saved = [{"machine": before.get("machine"), **r} for r in before["results"]]  # older files: one machine for all
+    fresh = {r["name"]: r for r in results}
+    order = [name for name, _, _ in COMMANDS]
+    merged = sorted([*(r for r in saved if r["name"] not in fresh), *results], key=lambda r: order.index(r["name"]))
+    result = {"results": merged}
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    Path(out).write_text(json.dumps(result, indent=1) + "\n")
+    return result
+
+
+def _skeleton(text: str) -> str:
+    """The text around the numbers: numbers, runs of spaces and temporary paths made alike."""
+    return " ".join(_NUMBER.sub("#", re.sub(r"/tmp/\S+", "<tmp>", text)).split())
 
 
 def spread(first: str, second: str) -> str:
     """How far apart two outputs of one command are: each number of ``second`` ÷ the same number of ``first``."""
-    if _NUMBER.sub("#", first) != _NUMBER.sub("#", second):
+    if _skeleton(first) != _skeleton(second):
         return "the two outputs differ in their text: compare them in the saved JSON"
     ratios = []
-    for a, b in zip(_NUMBER.findall(first), _NUMBER.findall(second), strict=True):
+    numbers = [_NUMBER.findall(re.sub(r"/tmp/\S+", "", text)) for text in (first, second)]
+    for a, b in zip(*numbers, strict=True):
         x, y = float(a.replace(",", "")), float(b.replace(",", ""))
         if x > 0 and y > 0 and a != b:
             ratios.append(abs(y / x - 1))
@@ -92,10 +108,11 @@ def spread(first: str, second: str) -> str:
 
 def table(result: dict) -> str:
     """The page region: the machine, then per command its purpose, command line, first output and spread."""
-    lines = [f"Run on {describe_machine(result['machine'])}; one thread per process (`OMP_NUM_THREADS=1`).", ""]
+    lines = ["One thread per process (`OMP_NUM_THREADS=1`).", ""]
     for r in result["results"]:
         first, second = (run["output"] for run in r["runs"])
-        lines += [f"**{r['name']}**: {r['what']} ({spread(first, second)}).", "", "```text",
+        where = describe_machine(r["machine"])
+        lines += [f"**{r['name']}**: {r['what']} ({spread(first, second)}; {where}).", "", "```text",
                   "$ python " + " ".join(r["command"]), first, "```", ""]  # fmt: skip
     return "\n".join(lines).rstrip()
 
@@ -118,9 +135,8 @@ def main() -> int:
         result = json.loads(Path(args.files[0]).read_text())
     else:
         names = set(args.only.split(",")) if args.only else None
-        result = run([c for c in COMMANDS if names is None or c[0] in names])
-    run_mode = args.mode == "run"
-    publish(result, table(result), REGION, args.out if run_mode else None, args.doc if run_mode else None)
+        result = run([c for c in COMMANDS if names is None or c[0] in names], args.out)
+    publish(result, table(result), REGION, None, args.doc if args.mode == "run" else None)
     return 0
 
 
