@@ -4,12 +4,14 @@ Each input is read, decoded and preprocessed once, then corrupted for every subs
 appended to its subset's shard in a fixed order (item order, then the repeats of the item). Two schedules give the
 same bytes:
 
-* serial (``io_threads=0``, the default on CPU): one decoded input and its outputs in memory at a time, plus the
-  buffered batches of batched corruptions;
+* serial (``io_threads=0``, the default on CPU): a block of decoded inputs (up to :data:`BLOCK_BYTES`, at least one
+  input) corrupted subset by subset, one output in memory at a time, plus the buffered batches of batched
+  corruptions;
 * pipelined (``io_threads=N``, the default with ``--device cuda``): :mod:`corruptgen.pipeline` decodes the next inputs
   and encodes finished samples on N threads while this thread corrupts (on the device, in batches).
 
-Memory bound of a chunk task: at most ``batch_size`` buffered samples per batched subset, plus, when pipelined,
+Memory bound of a chunk task: ``BLOCK_BYTES`` of decoded inputs plus one (serial), at most ``batch_size`` buffered
+samples per batched subset, plus, when pipelined,
 ``2·N`` decoded inputs ahead and ``4·N`` samples awaiting encoding per subset.
 """
 
@@ -27,8 +29,8 @@ import numpy as np
 from .corruptions import Corruption, get
 from .errors import CorruptgenError
 from .fingerprint import FIELD, ReadLog, open_plan_source, shard_inputs
-from .io.codec import dump_json, encode_fields
-from .io.decode import BadImageError, decode_image
+from .io.codec import JsonRecord, encode_fields
+from .io.decode import BadImageError, decode_array, decode_image
 from .io.facts import ShardFacts
 from .io.layout import shard_relpath
 from .io.shards import open_shard
@@ -37,7 +39,10 @@ from .lifeline import die_with_parent, stop_on_sigterm
 from .manifest import library_versions
 from .options import RenderOptions
 from .plan import Plan, Subset
-from .seeding import sample_rng
+from .seeding import sample_rng, sample_seed
+
+#: the serial schedule decodes inputs until this many bytes of them are in memory, then corrupts them subset by subset
+BLOCK_BYTES = 16 << 20
 
 
 @dataclass(frozen=True)
@@ -53,6 +58,11 @@ class ChunkTask:
     subsets: tuple[str, ...]
     options: RenderOptions = field(default_factory=RenderOptions)
     listing: str | None = None  # the driver's Source.listing_id(): a worker that lists another source refuses
+    part: str = ""  # e.g. "part 1 of 2": the chunk's subsets are shared out over several tasks (a small build)
+
+    @property
+    def name(self) -> str:
+        return f"chunk {self.chunk}" + (f" ({self.part})" if self.part else "")
 
 
 @dataclass
@@ -62,8 +72,11 @@ class _Pending:
     key: str
     repeat: int
     image: np.ndarray
-    seed: int
-    rng: np.random.Generator
+    seed: int  # the generator is made from it only where the corruption draws (Corruption.random)
+
+    def rng(self) -> np.random.Generator:
+        """A fresh generator of the sample (what :func:`~corruptgen.seeding.sample_rng` gives)."""
+        return np.random.default_rng(self.seed)
 
 
 def _number(p: _Pending, subset: Subset) -> int:
@@ -124,12 +137,16 @@ def source_for(plan: Plan, *, listing: str | None = None, refresh: bool = False)
 
 def load_image(source: Source, index: int, plan: Plan) -> np.ndarray:
     """Read, decode and preprocess one input; raises :class:`BadImageError` with a reason."""
-    return prepare_image(source.read(index, max_bytes=plan.max_bytes), plan)
+    return prepare_image(source.read_input(index, max_bytes=plan.max_bytes), plan)
 
 
-def prepare_image(data: bytes, plan: Plan) -> np.ndarray:
-    """Decode and preprocess one input's bytes (thread-safe); raises :class:`BadImageError` with a reason."""
-    image, _ = decode_image(data, max_pixels=plan.max_pixels, min_side_hint=plan.preprocess.min_side)
+def prepare_image(data: bytes | np.ndarray, plan: Plan) -> np.ndarray:
+    """Decode and preprocess one input's bytes, or the array of an array source (no codec; thread-safe); raises
+    :class:`BadImageError` with a reason."""
+    if isinstance(data, np.ndarray):
+        image = decode_array(data, max_pixels=plan.max_pixels)
+    else:
+        image, _ = decode_image(data, max_pixels=plan.max_pixels, min_side_hint=plan.preprocess.min_side)
     return plan.preprocess(image, max_pixels=plan.max_pixels)
 
 
@@ -154,17 +171,30 @@ class ChunkRenderer:
         self.outside: dict[int, np.ndarray | None] = {}  # inputs of other chunks that share a group with this one
         self.common = {"benchmark": plan.benchmark, "preprocessing": plan.preprocess.to_dict(),
                        "versions": library_versions()}  # fmt: skip
+        self.records: dict[str, JsonRecord] = {}  # per subset: the sample json's shared members
 
     def skip(self, item: SourceItem, subset: str | None, reason: str) -> None:
         self.skipped.append({"chunk": self.task.chunk, "key": item.key, "source_id": item.source_id,
                              "subset": subset, "reason": reason})  # fmt: skip
 
-    def render_item(self, index: int, item: SourceItem) -> None:
-        try:
-            image = prepare_image(self.reads.read(index), self.plan)
-        except BadImageError as e:
-            image = e
-        self.render_loaded(index, item, image)
+    def render_block(self, start: int, stop: int) -> int:
+        """Read and decode inputs from ``start`` on until :data:`BLOCK_BYTES` of them are decoded (or ``stop``), then
+        corrupt them subset by subset (a corruption's code and tables stay in the caches across inputs: ~30 % less
+        CPU at 32 px than input by input); returns the position after the block."""
+        items, loaded, size, index = self.source.items(), [], 0, start
+        while index < stop and size < BLOCK_BYTES:
+            try:
+                image = prepare_image(self.reads.read(index), self.plan)
+            except BadImageError as e:
+                self.skip(items[index], None, e.reason)
+            else:
+                loaded.append((index, items[index], image))
+                size += image.nbytes
+            index += 1
+        for subset in self.subsets:
+            for position, item, image in loaded:
+                self.render_subset(subset, position, item, image)
+        return index
 
     def render_loaded(self, index: int, item: SourceItem, image: np.ndarray | BadImageError) -> None:
         """Corrupt one decoded input for every subset (``image`` is the decode error of a bad input)."""
@@ -172,18 +202,21 @@ class ChunkRenderer:
             self.skip(item, None, image.reason)
             return
         for subset in self.subsets:
-            corruption = self.corruptions[subset.name]
-            for repeat, key in enumerate(subset.sample_keys(item.key)):
-                seed, rng = sample_rng(self.plan.seed, self.plan.benchmark, subset.name, key)
-                pending = _Pending(item, index, key, repeat, image, seed, rng)
-                if subset.name in self.group_sizes:
-                    self.add_to_group(subset, pending)
-                    continue
-                if corruption is not None and corruption.batch_fn is not None:
-                    self.batches[subset.name].append(pending)
-                    if len(self.batches[subset.name]) >= self.task.options.batch_size:
-                        self.flush(subset)
-                    continue
+            self.render_subset(subset, index, item, image)
+
+    def render_subset(self, subset: Subset, index: int, item: SourceItem, image: np.ndarray) -> None:
+        """The samples of ``subset`` from one decoded input (rendered now, or buffered for a batch or a group)."""
+        corruption = self.corruptions[subset.name]
+        for repeat, key in enumerate(subset.sample_keys(item.key)):
+            pending = _Pending(item, index, key, repeat, image,
+                               sample_seed(self.plan.seed, self.plan.benchmark, subset.name, key))  # fmt: skip
+            if subset.name in self.group_sizes:
+                self.add_to_group(subset, pending)
+            elif corruption is not None and corruption.batch_fn is not None:
+                self.batches[subset.name].append(pending)
+                if len(self.batches[subset.name]) >= self.task.options.batch_size:
+                    self.flush(subset)
+            else:
                 self.render_one(subset, corruption, pending)
 
     def render_one(self, subset: Subset, corruption: Corruption | None, p: _Pending) -> None:
@@ -192,7 +225,8 @@ class ChunkRenderer:
         else:
             try:
                 extra = sample_kwargs(corruption, self.plan, subset, p.item.key, p.index, p.repeat, p.item.label)
-                result, params = corruption.apply(p.image, p.rng, **dict(subset.options), **extra)
+                # the seed, not a generator: apply makes one only for a corruption that draws (same stream)
+                result, params = corruption.apply(p.image, p.seed, **dict(subset.options), **extra)
             except Exception as e:  # a corruption that cannot handle this input is counted, never fatal
                 self.skip(p.item, subset.name, f"corruption failed: {type(e).__name__}: {e}")
                 return
@@ -208,11 +242,10 @@ class ChunkRenderer:
         try:
             images = np.stack([p.image for p in batch])
             extra = batch_kwargs(corruption, [p.index for p in batch], [p.item.label for p in batch])
-            results, params = corruption.batch_fn(images, [p.rng for p in batch], device=self.task.options.device,
+            results, params = corruption.batch_fn(images, [p.rng() for p in batch], device=self.task.options.device,
                                                   **dict(subset.options), **extra)  # fmt: skip
         except Exception:  # e.g. mixed shapes or one bad input: fall back to one at a time, with fresh generators
             for p in batch:
-                p.rng = sample_rng(self.plan.seed, self.plan.benchmark, subset.name, p.key)[1]
                 self.render_one(subset, corruption, p)
             return
         for p, result, prm in zip(batch, results, params, strict=True):
@@ -251,11 +284,10 @@ class ChunkRenderer:
         try:
             strata = [sample_kwargs(corruption, self.plan, subset, p.item.key, p.index, p.repeat).get("stratum")
                       for p in members]  # fmt: skip
-            results = corruption.group_fn([p.image for p in members], [p.rng for p in members], strata,
+            results = corruption.group_fn([p.image for p in members], [p.rng() for p in members], strata,
                                           **dict(subset.options))  # fmt: skip
         except Exception:  # e.g. an input too small for the corruption: one at a time, with fresh generators
             for p in own:
-                p.rng = sample_rng(self.plan.seed, self.plan.benchmark, subset.name, p.key)[1]
                 self.render_one(subset, corruption, p)
             return
         for p, (result, params) in zip(members, results, strict=True):
@@ -275,30 +307,23 @@ class ChunkRenderer:
             return None
         item = self.source.items()[index]
         key = subset.sample_keys(item.key)[repeat]
-        seed, rng = sample_rng(self.plan.seed, self.plan.benchmark, subset.name, key)
-        return _Pending(item, index, key, repeat, image, seed, rng)
+        return _Pending(
+            item, index, key, repeat, image, sample_seed(self.plan.seed, self.plan.benchmark, subset.name, key)
+        )
 
     def write(self, subset: Subset, corruption: Corruption | None, p: _Pending, image: np.ndarray, params) -> None:
         item = p.item
-        meta = {
-            **self.common,
-            "key": p.key,
-            "source_key": item.key,
-            "repeat": p.repeat,
-            "source_id": item.source_id,
-            "label": item.label,
-            "label_name": item.label_name,
-            "subset": subset.name,
-            "corruption": corruption.name if corruption else None,
-            "category": subset.category,
-            "severity": subset.severity,
-            "params": params,
-            "seed": p.seed,
-        }
+        record = self.records.get(subset.name)
+        if record is None:  # what every sample of the subset shares, JSON-encoded once
+            record = self.records[subset.name] = JsonRecord({
+                **self.common, "subset": subset.name, "corruption": corruption.name if corruption else None,
+                "category": subset.category, "severity": subset.severity})  # fmt: skip
+        values = {"key": p.key, "source_key": item.key, "repeat": p.repeat, "source_id": item.source_id,
+                  "label": item.label, "label_name": item.label_name, "params": params, "seed": p.seed}  # fmt: skip
         if image.ndim == 4:  # a sequence (e.g. ImageNet-P): frames 000.jpg, 001.jpg, ...
-            meta["frames"] = len(image)
-        self.facts[subset.name].add(meta)
-        fields = {"json": dump_json(meta)}
+            values["frames"] = len(image)
+        self.facts[subset.name].add({**record.fixed, **values})
+        fields = {"json": record.dump(values)}
         if self.source.labelled:
             fields["cls"] = str(-1 if item.label is None else int(item.label)).encode()
         self.emit(subset.name, p.key, fields, image)

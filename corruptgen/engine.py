@@ -14,10 +14,11 @@ from __future__ import annotations
 import math
 import os
 import sys
+import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import closing
-from dataclasses import dataclass
+from contextlib import closing, suppress
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +37,10 @@ from .options import RunOptions
 from .plan import Plan
 
 REMOTE_CHECKS = 8  # remote shards re-hashed at once when a remote build resumes
+#: a running build's manifest records its finished shards as chunks finish, but it is rewritten whole (once per chunk:
+#: O(chunks²) work), so no more often than writing it takes at most this share of the time; and when the build stops.
+#: A driver killed with SIGKILL renders the shards finished since the last write again.
+MANIFEST_SHARE = 0.02
 
 
 @dataclass
@@ -106,11 +111,15 @@ def _finished_shards(out: Path | Location, previous: dict[str, Any] | None) -> d
 def _assemble(
     plan: Plan, source: Source, shards: dict, skipped: list, complete: bool, invocation: dict | None = None
 ) -> dict[str, Any]:
-    skipped = sorted(skipped, key=lambda s: (s["chunk"], s["key"], s["subset"] or ""))
+    # an input that does not decode is skipped by every task of its chunk: listed once
+    unique = {tuple(sorted(s.items())): s for s in skipped}
+    skipped = sorted(unique.values(), key=lambda s: (s["chunk"], s["key"], s["subset"] or ""))
     plan_dict, per_subset = plan.to_dict(), {s.name: 0 for s in plan.subsets}
-    ids = subset_ids(plan_dict)
-    for rec in shards.values():
+    ids, files = subset_ids(plan_dict), {s.name: [] for s in plan.subsets}
+    for rel, rec in shards.items():
         per_subset[rec["subset"]] += rec["samples"]
+        if rec["samples"]:
+            files[rec["subset"]].append(rel)
     subsets = {
         s.name: {
             "id": ids[s.name],
@@ -118,7 +127,7 @@ def _assemble(
             "severity": s.severity,
             "category": s.category,
             "samples": per_subset[s.name],
-            "shards": sorted(p for p, r in shards.items() if r["subset"] == s.name and r["samples"]),
+            "shards": sorted(files[s.name]),
         }
         for s in plan.subsets
     }
@@ -202,6 +211,7 @@ def _execute(
         reused += len(plan.subsets) - len(todo)
         if todo:
             tasks.append(ChunkTask(plan, str(target), chunk, start, stop, todo, run.render, source.listing_id()))
+    tasks = _share_out(tasks, run.workers)
     redo = {(t.chunk, name) for t in tasks for name in t.subsets}
     redo_chunks, chunks = {t.chunk for t in tasks}, math.ceil(n / plan.shard_size)
     skipped = [
@@ -212,18 +222,41 @@ def _execute(
 
     bar = _progress_bar(sum(t.stop - t.start for t in tasks), run.progress, plan.benchmark)
     results = run_tasks(tasks, engine=run.engine, workers=run.workers, bar=bar, ray=run.ray)
+    due = time.monotonic()
     try:
         with closing(results):  # an exception here (Ctrl-C included) stops the running chunks at once
             for result in results:
                 shards.update(result["shards"])
                 skipped.extend(result["skipped"])
-                write_manifest(target, _assemble(plan, source, shards, skipped, False, invocation))
+                if time.monotonic() >= due:
+                    start = time.monotonic()
+                    write_manifest(target, _assemble(plan, source, shards, skipped, False, invocation))
+                    due = time.monotonic() + (time.monotonic() - start) / MANIFEST_SHARE
+    except BaseException:
+        with suppress(Exception):  # keep what finished for the next run; the error that stopped the build is raised
+            write_manifest(target, _assemble(plan, source, shards, skipped, False, invocation))
+        raise
     finally:
         bar.close()
     manifest = _assemble(plan, source, shards, skipped, True, invocation)
     write_manifest(target, manifest)
     return BuildResult(out_dir=target, manifest=manifest, written_shards=sum(len(t.subsets) for t in tasks),
                        reused_shards=reused)  # fmt: skip
+
+
+def _share_out(tasks: list[ChunkTask], workers: int) -> list[ChunkTask]:
+    """With fewer chunk tasks than ``workers`` (a small build), each chunk's subsets shared out over several tasks
+    (round robin: neighbouring subsets often cost alike) so that every worker renders. A shard is one subset of one
+    chunk either way: the same shards, bytes and manifest; each part decodes the chunk's inputs itself."""
+    if workers <= 1 or len(tasks) >= workers:
+        return tasks
+    parts = -(-workers // len(tasks))
+    shared = []
+    for task in tasks:
+        k = min(parts, len(task.subsets))
+        shared += [replace(task, subsets=task.subsets[g::k], part=f"part {g + 1} of {k}") if k > 1 else task
+                   for g in range(k)]  # fmt: skip
+    return shared
 
 
 def _drop_stale(out: Path | Location, shards: dict[str, dict], stale: dict[str, str]) -> None:
@@ -270,7 +303,19 @@ def _open_remote(url: str, workers: int, engine: str) -> Location:
     return out
 
 
+class _NoBar:
+    """The progress bar of a build without one (tqdm is not even imported)."""
+
+    def update(self, n: int = 1) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
 def _progress_bar(total: int, enabled: bool, desc: str):
+    if not enabled:
+        return _NoBar()
     from tqdm.auto import tqdm
 
-    return tqdm(total=total, disable=not enabled, desc=desc, unit="img", dynamic_ncols=True)
+    return tqdm(total=total, desc=desc, unit="img", dynamic_ncols=True)

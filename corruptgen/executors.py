@@ -49,7 +49,7 @@ def _run_local(tasks: list[ChunkTask], workers: int, bar) -> Iterator[dict[str, 
     # workers die with this process, even under SIGKILL, and stop on SIGTERM (corruptgen.lifeline)
     pool = WorkerPool(min(workers, len(tasks)), worker_init, (os.getpid(),))
     try:
-        for task, result in pool.run(render_chunk, tasks, name=lambda t: f"chunk {t.chunk}", retries=WORKER_RETRIES):
+        for task, result in pool.run(render_chunk, tasks, name=lambda t: t.name, retries=WORKER_RETRIES):
             _advance(bar, task)
             yield result
     except BaseException:

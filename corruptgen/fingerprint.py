@@ -8,7 +8,8 @@ the chunk (:func:`shard_inputs`). When a chunk task writes a shard, the shard's 
   shard's, with the member's offset and size; the pixels of an ``npy`` row; an ``hf`` dataset's fingerprint). Every
   later run of the build recomputes it without reading an image and renders the shard again when it differs: an
   input modified, added (the inputs after it move by one), removed or relabelled;
-* ``content``: a digest of the bytes read, which only ``verify --source`` recomputes (it reads every input again, so
+* ``content``: a digest of the bytes read (of the array, for a source whose items are arrays), which only
+  ``verify --source`` recomputes (it reads every input again, so
   it also sees a change that kept a file's size and modification time);
 * ``unread``: the keys of inputs that could not be read for an I/O error (a file missing for a moment, a failed
   network read; not an input that is not an image). The next run reads them again and renders the shard again when
@@ -26,6 +27,8 @@ import math
 import re
 from collections.abc import Callable, Iterable
 from typing import Any
+
+import numpy as np
 
 from .corruptions import get
 from .errors import CorruptgenError
@@ -70,10 +73,20 @@ def _inputs_digest(source: Source, indices: range, identity: Callable[[int], str
     return _digest([f"labelled={source.labelled}", *lines])
 
 
-def _content(read: Callable[[], bytes]) -> tuple[str, bool]:
+def content_digest(data: bytes | np.ndarray) -> str:
+    """A digest of an input as read (:meth:`~corruptgen.io.sources.Source.read_input`): its bytes, or an array's
+    shape, dtype and pixels."""
+    if isinstance(data, np.ndarray):
+        digest = hashlib.sha256(f"{data.dtype.str}{data.shape}".encode())
+        digest.update(np.ascontiguousarray(data).data)
+        return digest.hexdigest()[:32]
+    return hashlib.sha256(data).hexdigest()[:32]
+
+
+def _content(read: Callable[[], bytes | np.ndarray]) -> tuple[str, bool]:
     """A digest of what ``read`` returns (or ``!`` and the reason it fails), and whether it failed for an I/O error."""
     try:
-        return hashlib.sha256(read()).hexdigest()[:32], False
+        return content_digest(read()), False
     except BadImageError as e:
         return "!" + e.reason, e.transient
 
@@ -86,22 +99,30 @@ class ReadLog:
         self.identity: dict[int, str] = {}
         self.content: dict[int, str] = {}
         self.unread: set[int] = set()
+        self._records: dict[range, dict[str, Any]] = {}
 
-    def read(self, index: int) -> bytes:
-        """The bytes of input ``index`` (raises :class:`BadImageError`), logged."""
+    def read(self, index: int) -> bytes | np.ndarray:
+        """Input ``index`` as the engine decodes it (bytes, or an array source's array; raises
+        :class:`BadImageError`), logged."""
         self.identity[index] = self.source.identity(index)
         try:
-            data = self.source.read(index, max_bytes=self.max_bytes)
+            data = self.source.read_input(index, max_bytes=self.max_bytes)
         except BadImageError as e:
             self.content[index] = "!" + e.reason
             if e.transient:
                 self.unread.add(index)
             raise
-        self.content[index] = hashlib.sha256(data).hexdigest()[:32]
+        self.content[index] = content_digest(data)
         return data
 
     def record(self, indices: range) -> dict[str, Any]:
-        """The fingerprint of a shard rendered from ``indices`` (an input the task did not need is read now)."""
+        """The fingerprint of a shard rendered from ``indices`` (an input the task did not need is read now); the
+        shards of a chunk's subsets share one."""
+        if indices not in self._records:
+            self._records[indices] = self._record(indices)
+        return dict(self._records[indices])
+
+    def _record(self, indices: range) -> dict[str, Any]:
         for index in indices:
             if index not in self.content:
                 try:
@@ -169,7 +190,7 @@ class SourceCheck:
 
     def _read(self, index: int) -> tuple[str, bool]:
         if index not in self._content:
-            self._content[index] = _content(lambda: self.source.read(index, max_bytes=self.plan.max_bytes))
+            self._content[index] = _content(lambda: self.source.read_input(index, max_bytes=self.plan.max_bytes))
         return self._content[index]
 
     def _position(self, key: str) -> int | None:

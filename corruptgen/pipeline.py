@@ -34,7 +34,7 @@ from .io.decode import BadImageError
 from .plan import Plan
 
 
-def _prepare(data: bytes | BadImageError, plan: Plan) -> np.ndarray | BadImageError:
+def _prepare(data: bytes | np.ndarray | BadImageError, plan: Plan) -> np.ndarray | BadImageError:
     """Decode + preprocess on a pool thread; a bad input comes back as its error (counted by the renderer)."""
     if isinstance(data, BadImageError):
         return data
@@ -98,7 +98,7 @@ def render_pipelined(task: ChunkTask, progress: Callable[[int], None] | None = N
     return {"chunk": task.chunk, "shards": shards, "skipped": renderer.skipped}
 
 
-def _read(renderer: ChunkRenderer, index: int) -> bytes | BadImageError:
+def _read(renderer: ChunkRenderer, index: int) -> bytes | np.ndarray | BadImageError:
     try:
         return renderer.reads.read(index)
     except BadImageError as e:
@@ -111,12 +111,13 @@ def render_chunk(task: ChunkTask, progress: Callable[[int], None] | None = None)
     if task.options.io_threads > 0:
         return render_pipelined(task, progress)
     renderer = ChunkRenderer(task)
-    items = renderer.source.items()
     try:
-        for index in range(task.start, task.stop):
-            renderer.render_item(index, items[index])
+        index = task.start
+        while index < task.stop:
+            done = renderer.render_block(index, task.stop)
             if progress:
-                progress(1)
+                progress(done - index)
+            index = done
         renderer.flush_all()
         shards = renderer.commit()
     except BaseException:

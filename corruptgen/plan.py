@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from .errors import CorruptgenError
@@ -106,9 +106,10 @@ class Plan:
             )
 
     def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
+        d = _shallow(self)  # asdict would convert every subset twice (a 96-subset plan: 40 ms a call)
+        d["source"] = asdict(self.source)
         d["preprocess"] = self.preprocess.to_dict()
-        d["subsets"] = [{**asdict(s), "options": dict(s.options)} for s in self.subsets]
+        d["subsets"] = [{**_shallow(s), "options": dict(s.options)} for s in self.subsets]
         d["family_options"] = dict(self.family_options)
         if self.max_bytes == DEFAULT_MAX_BYTES:  # added later: left out at its default, so plan ids stay the same
             del d["max_bytes"]
@@ -149,6 +150,11 @@ class Plan:
             if s.name == name:
                 return s
         raise KeyError(name)
+
+
+def _shallow(obj: Any) -> dict[str, Any]:
+    """A dataclass's fields as a dict, in field order, values as they are."""
+    return {f.name: getattr(obj, f.name) for f in fields(obj)}
 
 
 def _frozen(value: Any) -> Any:

@@ -19,11 +19,12 @@ import os
 import statistics
 import subprocess
 import sys
-import tarfile
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_common import ROOT, export_tree
+
 HEAVY = ("datasets", "pandas", "pyarrow", "matplotlib", "torch")
 
 _MEASURE = (
@@ -41,19 +42,6 @@ print(json.dumps({"seconds": seconds, "module": corruptgen.__file__,
                   "heavy": [m for m in HEAVY if m in sys.modules]}))
 """
 )
-
-
-def export(ref: str, dest: Path) -> Path:
-    """``ref``'s package as an importable folder: ``corruptgen/`` with ``cards/`` and ``kernels/`` inside it."""
-    archive = dest / "src.tar"
-    with archive.open("wb") as f:
-        subprocess.run(["git", "-C", str(ROOT), "archive", ref, "corruptgen", "cards", "kernels"], stdout=f, check=True)
-    with tarfile.open(archive) as tar:
-        tar.extractall(dest / "src", filter="data")
-    pkg = dest / "src" / "corruptgen"
-    for folder in ("cards", "kernels"):
-        (dest / "src" / folder).rename(pkg / folder)
-    return dest / "src"
 
 
 def measure(build: Path, images: bool, pythonpath: Path | None) -> dict:
@@ -86,7 +74,7 @@ def main() -> None:
                                   card=False, progress=False)  # fmt: skip
         build = Path(result.out_dir)
         configs = len(result.manifest["subsets"])
-        baseline = export(args.baseline, tmp)
+        baseline = export_tree(args.baseline, tmp)
         runs: dict[str, list[dict]] = {"this tree": [], f"baseline {args.baseline}": []}
         for _ in range(args.repeats):
             runs["this tree"].append(measure(build, args.images, None))

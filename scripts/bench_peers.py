@@ -35,6 +35,10 @@ import sys
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_common import machine as _machine
+from bench_common import write_region as _write_region
+
 PHOTOS = ("astronaut", "coffee", "chelsea", "rocket")
 NAMES = ("gaussian_noise", "shot_noise", "impulse_noise", "defocus_blur", "glass_blur", "motion_blur", "zoom_blur",
          "snow", "frost", "fog", "brightness", "contrast", "elastic_transform", "pixelate", "jpeg_compression",
@@ -292,19 +296,6 @@ def interleaved(size: int, family: str | None, severities: list[int], names: lis
     return results
 
 
-def _machine(load: list[float]) -> dict:
-    cpu, flags = "unknown", []
-    try:
-        text = Path("/proc/cpuinfo").read_text()
-        cpu = next(line.split(":", 1)[1].strip() for line in text.splitlines() if line.startswith("model name"))
-        found = next(line.split(":", 1)[1].split() for line in text.splitlines() if line.startswith("flags"))
-        flags = [f for f in ("sse4_2", "avx", "avx2", "fma", "avx512f") if f in found]
-    except (OSError, StopIteration):
-        pass
-    return {"cpu": cpu, "cores": os.cpu_count(), "flags": flags, "load_1min": [round(x, 2) for x in load],
-            "date": time.strftime("%Y-%m-%d")}  # fmt: skip
-
-
 def outputs(impl: str, size: int, path: str) -> None:
     """Save ``impl``'s uint8 outputs (``np.uint8`` of the result, the reference's cast) of the DETERMINISTIC
     corruptions at severities 1..5 with ImageNet-C's constants (corruptgen: family ``imagenet-c``)."""
@@ -411,12 +402,7 @@ def table(results: list[dict]) -> str:
 
 def write_region(doc: Path, name: str, text: str) -> None:
     """Replace what stands between ``<!-- bench_peers:NAME -->`` and ``<!-- /bench_peers:NAME -->`` in ``doc``."""
-    begin, end = f"<!-- bench_peers:{name} -->", f"<!-- /bench_peers:{name} -->"
-    page = doc.read_text()
-    if begin not in page or end not in page:
-        raise SystemExit(f"{doc}: no region {begin} … {end}")
-    head, rest = page.split(begin, 1)
-    doc.write_text(f"{head}{begin}\n{text}\n{end}{rest.split(end, 1)[1]}")
+    _write_region(doc, name, text, tag="bench_peers")
 
 
 def _as_list(value: dict | list) -> list[dict]:

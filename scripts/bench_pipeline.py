@@ -24,6 +24,7 @@ import corruptgen
 from corruptgen.bench.stages import materialize_inputs
 from corruptgen.bench.timing import describe_threads, fix_threads, time_work
 from corruptgen.chunk import ChunkTask
+from corruptgen.options import RenderOptions
 from corruptgen.pipeline import render_chunk
 
 
@@ -60,7 +61,8 @@ def main() -> None:
             def render_once(threads=threads, counter=counter) -> int:
                 counter["runs"] += 1
                 out = tmp / f"out-{threads}-{counter['runs']}"
-                render_chunk(ChunkTask(plan, str(out), 0, 0, n, names, args.device, args.batch_size, threads))
+                options = RenderOptions(device=args.device, batch_size=args.batch_size, io_threads=threads)
+                render_chunk(ChunkTask(plan, str(out), 0, 0, n, names, options))
                 digests[threads] = _digests(out)
                 return samples
 

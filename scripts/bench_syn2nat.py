@@ -28,6 +28,7 @@ from corruptgen.bench.baselines import syn2nat_bare, syn2nat_bare_io
 from corruptgen.bench.timing import describe_threads, fix_threads, time_work
 from corruptgen.engine import render
 from corruptgen.family import get_benchmark
+from corruptgen.options import RunOptions
 from corruptgen.plan import Plan, SourceSpec
 from corruptgen.preprocess import get_preprocess
 
@@ -50,7 +51,7 @@ def make_folder(root: Path, n: int) -> list[Path]:
 
 def bench_engine(plan: Plan, out: Path, workers: int = 1) -> None:
     shutil.rmtree(out, ignore_errors=True)
-    render(plan, out, workers=workers, progress=False)
+    render(plan, out, RunOptions(workers=workers, progress=False))
 
 
 def main() -> None:

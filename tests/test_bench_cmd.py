@@ -51,6 +51,7 @@ def test_bench_api_two_families(bench_json):
     fams = bench_json["families"]
     assert list(fams) == ["syn2nat", "imagenet-c"]
     assert fams["syn2nat"]["end_to_end"]["samples"] == 2 * 19
+    assert all(f["end_to_end"]["fresh_process"] for f in fams.values())  # imports and start-up counted, as a user's
     assert all(v is not None and v > 0 for f in fams.values() for v in f["ratios"].values())
     table = format_table(bench_json)
     assert "ratio corrupt / B reference" in table and "baseline B NumPy reference" in table

@@ -110,7 +110,7 @@ def run_bench(
             raise CorruptgenError(f"{flag} must be a positive integer, got {value!r}")
     _check_device(device)
     settings = Settings(device=device, batch_size=batch_size, repeats=repeats, io_threads=io_threads,
-                        min_run_s=min_run_s)  # fmt: skip
+                        min_run_s=min_run_s, threads=threads)  # fmt: skip
     thread_settings = fix_threads(threads)
     say = progress or (lambda line: None)
     t_start = time.perf_counter()
@@ -203,7 +203,9 @@ def format_table(result: dict[str, Any]) -> str:
         if r.get("error"):
             lines.append(f"{label:12s} error: {r['error']}")
         e = r["end_to_end"] or {}
-        what = "end to end: corruptgen.build (samples/s)" if fam != "eval" else "end to end: corruptgen.eval.evaluate"
+        what = (
+            "end to end: corruptgen build, fresh process" if fam != "eval" else "end to end: corruptgen.eval.evaluate"
+        )
         if e:
             lines.append(f"{label:12s} {what:50s} {_row(e)}")
         for base, rec in r["baselines"].items():

@@ -10,7 +10,7 @@ import cv2
 import numpy as np
 from PIL import Image
 
-__all__ = ["dump_json", "encode_fields", "encode_image"]
+__all__ = ["JsonRecord", "dump_json", "encode_fields", "encode_image"]
 
 
 def encode_image(image: np.ndarray, fmt: str = "jpg", quality: int = 85) -> bytes:
@@ -39,6 +39,44 @@ def encode_fields(image: np.ndarray, image_format: str, quality: int) -> dict[st
     return {image_format: encode_image(image, image_format, quality)}
 
 
+_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), allow_nan=False)
+_STRING = json.encoder.encode_basestring_ascii  # how the encoder writes a str (ensure_ascii)
+
+
 def dump_json(obj: Any) -> bytes:
     """Canonical JSON bytes (sorted keys, no NaN)."""
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), allow_nan=False).encode("utf-8")
+    return _ENCODER.encode(obj).encode("utf-8")
+
+
+class JsonRecord:
+    """:func:`dump_json` of ``{**fixed, **values}`` for many ``values`` (the sample metadata of one subset): the
+    fixed members are encoded once, the others member by member in the same sorted order."""
+
+    def __init__(self, fixed: dict[str, Any]) -> None:
+        self.fixed = fixed
+        self._encoded = {key: f"{_STRING(key)}:{_ENCODER.encode(value)}" for key, value in fixed.items()}
+        self._orders: dict[tuple[str, ...], list[tuple[str, str | None]]] = {}
+
+    def dump(self, values: dict[str, Any]) -> bytes:
+        names = tuple(values)
+        order = self._orders.get(names)
+        if order is None:
+            if not self.fixed.keys().isdisjoint(names):
+                return dump_json({**self.fixed, **values})
+            order = self._orders[names] = [(k, self._encoded.get(k, _STRING(k) + ":")) for k in
+                                           sorted({*self.fixed, *names})]  # fmt: skip
+        parts = []
+        for key, head in order:
+            if key in values:
+                value = values[key]
+                kind = type(value)
+                if kind is str:
+                    head += _STRING(value)
+                elif kind is int:
+                    head += int.__repr__(value)
+                elif value is None:
+                    head += "null"
+                else:
+                    head += _ENCODER.encode(value)
+            parts.append(head)
+        return ("{" + ",".join(parts) + "}").encode("utf-8")

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 from PIL import Image, ImageFile, ImageOps, JpegImagePlugin
 
-__all__ = ["DEFAULT_MAX_BYTES", "DEFAULT_MAX_PIXELS", "BadImageError", "decode_image"]
+__all__ = ["DEFAULT_MAX_BYTES", "DEFAULT_MAX_PIXELS", "BadImageError", "decode_array", "decode_image"]
 
 DEFAULT_MAX_PIXELS = 100_000_000
 #: Largest encoded input read (``--max-bytes``): far above any real photograph, far below a machine's memory.
@@ -107,6 +107,33 @@ def decode_image(
     except Exception as exc:
         raise BadImageError(f"cannot convert {info['mode']} image to RGB: {_describe(exc)}") from exc
     return arr, info
+
+
+def decode_array(array: np.ndarray, *, max_pixels: int = DEFAULT_MAX_PIXELS) -> np.ndarray:
+    """An in-memory uint8 image (H×W grey, H×W×3 RGB or H×W×4 RGBA: what an array source serves) as the HxWx3 RGB
+    array :func:`decode_image` gives for the same pixels stored as PNG, without an image codec: grey replicated, RGBA
+    composited over white, nothing to orient (no EXIF). Other shapes and dtypes go through PNG.
+
+    Raises:
+        BadImageError: If it has more than ``max_pixels`` pixels (or no pixels).
+    """
+    h, w = array.shape[:2] if array.ndim >= 2 else (0, 0)
+    if h * w > max_pixels:
+        raise BadImageError(_too_large_message(w, h, max_pixels))
+    if array.dtype == np.uint8 and h and w:
+        if array.ndim == 2:
+            return _gray_to_rgb(array)
+        if array.ndim == 3 and array.shape[2] == 3:
+            writeable = array.flags.c_contiguous and array.flags.writeable  # as a decoded image is
+            return array if writeable else np.array(array, order="C")
+        if array.ndim == 3 and array.shape[2] == 4:
+            return _composite_over_white(array)
+    buffer = io.BytesIO()
+    try:
+        Image.fromarray(np.ascontiguousarray(array)).save(buffer, format="PNG", compress_level=0)
+    except Exception as exc:
+        raise BadImageError(f"not an image array: shape {tuple(array.shape)} dtype {array.dtype}") from exc
+    return decode_image(buffer.getvalue(), max_pixels=max_pixels)[0]
 
 
 def _open_and_load(

@@ -17,6 +17,7 @@ __all__ = ["ShardWriter", "open_shard"]
 
 TAR_MTIME = 946_684_800  # 2000-01-01T00:00:00Z: fixed so rebuilds are byte-identical
 PARTIAL_SUFFIX = ".partial"
+_ZEROS = bytes(512)
 
 
 def partial_path(path: Path) -> Path:
@@ -25,6 +26,15 @@ def partial_path(path: Path) -> Path:
 
 def _octal(value: int, width: int) -> bytes:
     return b"%0*o\0" % (width - 1, value)
+
+
+# the fixed fields of every member header (ustar: name 0-100, mode, uid, gid 100-124, size 124-136, mtime 136-148,
+# checksum 148-156, type flag 156, link name 157-257, magic + version 257-265, owner and group names 265-329, device
+# numbers 329-345, prefix 345-500, padding 500-512)
+_IDS = _octal(0o444, 8) + _octal(0, 8) + _octal(0, 8)
+_MTIME = _octal(TAR_MTIME, 12)
+_TYPE_TO_DEVICES = tarfile.REGTYPE + bytes(100) + b"ustar\x0000" + bytes(64) + _octal(0, 8) + _octal(0, 8)
+_FIXED_SUM = sum(_IDS) + sum(_MTIME) + sum(_TYPE_TO_DEVICES) + 8 * ord(" ")  # the checksum counts itself as spaces
 
 
 def tar_header(name: str, size: int) -> bytes:
@@ -38,21 +48,10 @@ def tar_header(name: str, size: int) -> bytes:
             info.size, info.mtime, info.mode, info.uname, info.gname = size, TAR_MTIME, 0o444, "", ""
             return info.tobuf(format=tarfile.PAX_FORMAT)
         prefix, raw = raw[:cut], raw[cut + 1 :]
-    header = bytearray(512)
-    header[0 : len(raw)] = raw
-    header[100:108] = _octal(0o444, 8)
-    header[108:116] = _octal(0, 8)
-    header[116:124] = _octal(0, 8)
-    header[124:136] = _octal(size, 12)
-    header[136:148] = _octal(TAR_MTIME, 12)
-    header[148:156] = b" " * 8
-    header[156:157] = tarfile.REGTYPE
-    header[257:265] = b"ustar\x0000"
-    header[329:337] = _octal(0, 8)
-    header[337:345] = _octal(0, 8)
-    header[345 : 345 + len(prefix)] = prefix
-    header[148:156] = b"%06o\0 " % sum(header)
-    return bytes(header)
+    size_field = _octal(size, 12)
+    checksum = b"%06o\0 " % (_FIXED_SUM + sum(raw) + sum(size_field) + sum(prefix))
+    return b"".join((raw.ljust(100, b"\0"), _IDS, size_field, _MTIME, checksum, _TYPE_TO_DEVICES,
+                     prefix.ljust(167, b"\0")))  # fmt: skip
 
 
 class ShardWriter:
@@ -83,13 +82,12 @@ class ShardWriter:
         """Add one sample; fields are written in sorted extension order, keys must not contain dots."""
         if "." in key or "/" in key or not key:
             raise ValueError(f"invalid sample key {key!r}")
+        parts = []
         for ext in sorted(fields):
             data = fields[ext]
             self.fields.setdefault(ext)
-            self._write(tar_header(f"{key}.{ext}", len(data)))
-            self._write(data)
-            if len(data) % 512:
-                self._write(bytes(512 - len(data) % 512))
+            parts += (tar_header(f"{key}.{ext}", len(data)), data, _ZEROS[: -len(data) % 512])
+        self._write(b"".join(parts))  # one write and one hash update per sample
         self.count += 1
 
     def _finish(self) -> None:

@@ -3,7 +3,7 @@ test set is usually kept, with an optional file of N integer labels.
 
 Both files are memory-mapped (``np.load(mmap_mode="r")``, never unpickled): a 50,000-image array is not read into
 memory, each image is read when it is rendered. Item ``i`` has key ``<i:08d>`` (source order) and is handed to the
-engine as lossless PNG bytes, so the pixels reach the corruptions unchanged.
+engine as the array itself (no image codec), so the pixels reach the corruptions unchanged.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from corruptgen.errors import CorruptgenError
 from corruptgen.io.decode import BadImageError
 
 from . import register_source
-from .base import Source, SourceItem, _one_line, array_png
+from .base import Source, SourceItem, _one_line
 
 
 class NpySource(Source):
@@ -26,6 +26,7 @@ class NpySource(Source):
 
     kind = "npy"
     _TRANSIENT = ("_array",)
+    arrays = True
 
     def __init__(self, spec: str, images: str, labels: str | None = None, *, limit: int | None = None) -> None:
         super().__init__(spec, limit=limit)
@@ -62,16 +63,16 @@ class NpySource(Source):
             self._array = array
         return self._array
 
-    def _read(self, index: int, max_bytes: int) -> bytes:
+    def _read_array(self, index: int, max_bytes: int) -> np.ndarray:
         size = int(np.prod(self.shape[1:])) if self.shape else 0
         if size > max_bytes:
             raise BadImageError(f"image {index} of {self.images_path}: {size} bytes > {max_bytes} (--max-bytes)")
         try:
-            image = np.ascontiguousarray(self._images()[index])
+            image = np.array(self._images()[index])  # a copy: read here, writeable, not tied to the mapping
         except (CorruptgenError, OSError, ValueError) as exc:
             reason = f"cannot read image {index} of {self.images_path}: {_one_line(exc)}"
             raise BadImageError(reason, transient=isinstance(exc, OSError)) from exc
-        return array_png(image)
+        return image
 
     def identity(self, index: int) -> str:
         """The sha256 of the image's pixels (a row of a memory-mapped array: cheap to hash)."""

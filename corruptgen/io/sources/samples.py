@@ -7,7 +7,7 @@ from functools import cache
 from corruptgen.io.decode import BadImageError
 from corruptgen.io.labels import NUM_CLASSES, imagenet_names
 
-from .base import Source, SourceItem, _one_line, array_png
+from .base import Source, SourceItem, _one_line
 
 # (name, ImageNet-1k label or None); keep this order, it is the deterministic order of the source.
 _SAMPLES: tuple[tuple[str, int | None], ...] = (
@@ -32,9 +32,10 @@ _FILES = {"astronaut": "astronaut.png", "chelsea": "chelsea.png", "coffee": "cof
 
 
 class SamplesSource(Source):
-    """Real photographs bundled with scikit-image, served as lossless PNG bytes."""
+    """Real photographs bundled with scikit-image, served as arrays (``read``: as lossless PNG bytes)."""
 
     kind = "samples"
+    arrays = True
 
     def __init__(self, spec: str = "samples", *, limit: int | None = None) -> None:
         super().__init__(spec, limit=limit)
@@ -51,7 +52,7 @@ class SamplesSource(Source):
         """The scikit-image version the photograph comes with."""
         return _skimage_version()
 
-    def _read(self, index: int, max_bytes: int) -> bytes:
+    def _read_array(self, index: int, max_bytes: int):
         import importlib.resources
 
         import numpy as np
@@ -63,7 +64,7 @@ class SamplesSource(Source):
                 data = np.asarray(image)
         except Exception as exc:
             raise BadImageError(f"cannot load scikit-image sample {name}: {_one_line(exc)}") from exc
-        return array_png(np.ascontiguousarray(data))
+        return np.ascontiguousarray(data)
 
 
 @cache
