@@ -50,6 +50,8 @@ COMMANDS = (
      ["scripts/bench_card.py", "--inputs", "50", "--repeats", "3"]),
     ("startup", "CPU-seconds of corruptgen start-up (list, build imports)",
      ["scripts/startup_cpu.py", "--runs", "5"]),
+    ("attacks", "PGD-10 of corruptgen vs torchattacks 3.5.1 on EfficientNet-Lite0, both batch layouts",
+     ["scripts/bench_attacks.py", "--batch-size", "8", "--repeats", "5", "--threads", "1"]),
 )  # fmt: skip
 REGION = "scripts"
 _NUMBER = re.compile(r"-?\d+(?:,\d{3})*(?:\.\d+)?(?:e-?\d+)?")
