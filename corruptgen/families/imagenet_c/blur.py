@@ -138,8 +138,8 @@ def motion_blur(x: np.ndarray, radius: float, sigma: float, angle: float, *, qua
     against ``convert -motion-blur`` of ImageMagick 6.9.11 Q16. Works on HxW or HxWxC (C ≤ 4).
     """
     src = np.ascontiguousarray(x, dtype=np.float64)
-    out = cv2.filter2D(src, -1, _motion_kernel_2d(radius, sigma, angle), borderType=cv2.BORDER_REPLICATE)
-    out = out.reshape(x.shape)
+    kernel, anchor = _motion_kernel_2d(radius, sigma, angle)
+    out = cv2.filter2D(src, -1, kernel, anchor=anchor, borderType=cv2.BORDER_REPLICATE).reshape(x.shape)
     if quantize:
         out *= 65535.0
         out += 0.5
@@ -150,17 +150,19 @@ def motion_blur(x: np.ndarray, radius: float, sigma: float, angle: float, *, qua
 
 def motion_blur_uint8(image: np.ndarray, radius: float, sigma: float, angle: float) -> np.ndarray:
     """:func:`motion_blur` (quantized) of a uint8 image straight to uint8, as ImageMagick Q16 computes it: the taps
-    weight the 16-bit quanta ``257·u``, the sum is rounded to a quantum and truncated to 8 bits. Small images sum the
-    shifted copies tap by tap (ImageMagick's order); larger ones make one ``cv2.filter2D`` correlation (its FFT path
-    is faster there; the same 8-bit results)."""
+    weight the 16-bit quanta ``257·u``, the sum is rounded to a quantum and truncated to 8 bits. One ``cv2.filter2D``
+    correlation with the taps' bounding box, except for images up to 96×96 whose box is too large for OpenCV's direct
+    path: those sum the shifted copies tap by tap (ImageMagick's order; faster there than OpenCV's FFT path). The
+    8-bit results are the same."""
     h, w = image.shape[:2]
-    if h * w <= _TAP_LOOP_PIXELS:
+    kernel, anchor = _motion_kernel_2d(radius, sigma, angle)
+    if h * w <= _TAP_LOOP_PIXELS and kernel.size >= _DIRECT_TAPS:
         quanta = _motion_taps(image, radius, sigma, angle)
     else:
         quanta = image.astype(np.float64)  # a float64 source: OpenCV correlates an integer one in float32 precision
         quanta *= 257.0
-        kernel = _motion_kernel_2d(radius, sigma, angle)
-        quanta = cv2.filter2D(quanta, -1, kernel, borderType=cv2.BORDER_REPLICATE).reshape(image.shape)
+        quanta = cv2.filter2D(quanta, -1, kernel, anchor=anchor, borderType=cv2.BORDER_REPLICATE)
+        quanta = quanta.reshape(image.shape)
     quanta += 0.5
     np.floor(quanta, out=quanta)
     np.clip(quanta, 0, 65535, out=quanta)
@@ -169,6 +171,8 @@ def motion_blur_uint8(image: np.ndarray, radius: float, sigma: float, angle: flo
 
 
 _TAP_LOOP_PIXELS = 96 * 96
+#: OpenCV correlates float64 images directly (not through an FFT) with kernels of fewer entries than this
+_DIRECT_TAPS = 50
 
 
 def _motion_taps(image: np.ndarray, radius: float, sigma: float, angle: float) -> np.ndarray:
@@ -191,13 +195,14 @@ def _motion_taps(image: np.ndarray, radius: float, sigma: float, angle: float) -
     return out
 
 
-def _motion_kernel_2d(radius: float, sigma: float, angle: float) -> np.ndarray:
-    """:func:`motion_kernel`'s taps as a correlation kernel centred on its middle (taps on one offset add up)."""
+def _motion_kernel_2d(radius: float, sigma: float, angle: float) -> tuple[np.ndarray, tuple[int, int]]:
+    """:func:`motion_kernel`'s taps as a correlation kernel over their bounding box (taps on one offset add up) and
+    the anchor ``(x, y)`` in it of the offset (0, 0)."""
     weights, dx, dy = motion_kernel(radius, sigma, angle)
-    pad = int(max(np.abs(dx).max(), np.abs(dy).max()))
-    size = 2 * pad + 1
-    flat = np.bincount((pad + dy) * size + (pad + dx), weights=weights, minlength=size * size)
-    return flat.reshape(size, size)
+    x0, y0 = int(dx.min()), int(dy.min())
+    width, height = int(dx.max()) - x0 + 1, int(dy.max()) - y0 + 1
+    flat = np.bincount((dy - y0) * width + (dx - x0), weights=weights, minlength=width * height)
+    return flat.reshape(height, width), (-x0, -y0)
 
 
 # ---------------------------------------------------------------- zoom
