@@ -127,3 +127,26 @@ def test_time_work_runs_until_min_seconds_and_reports_cpu():
     assert rec["runs"] == 3 and rec["seconds"] >= 0.05 and rec["images"] % 2 == 0
     assert len(calls) >= 1 + 3 and rec["images"] >= 2  # warm-up + at least one unit per run
     assert rec["images_per_s"] > 0 and 0 < rec["cpu_s_per_image"] < 1
+
+
+def test_bench_json_file_keeps_finished_families_when_cut_short(tmp_path, monkeypatch):
+    """A run stopped in its second family (a time limit, Ctrl-C) leaves the first family's numbers in --json."""
+    import corruptgen.bench as bench
+
+    real = bench.bench_family
+
+    def cut_in_second(name, *args, **kwargs):
+        if name != "syn2nat":
+            raise KeyboardInterrupt
+        return real(name, *args, **kwargs)
+
+    monkeypatch.setattr(bench, "bench_family", cut_in_second)
+    out = tmp_path / "bench.json"
+    try:
+        main(["bench", "--families", "syn2nat,imagenet-c", "--images", "1", "--json", str(out), *QUICK])
+    except KeyboardInterrupt:
+        pass
+    data = json.loads(out.read_text())
+    assert data["complete"] is False and list(data["families"]) == ["syn2nat"]
+    assert data["families"]["syn2nat"]["stages"]["corrupt"]["images"] > 0
+    assert [p.name for p in tmp_path.iterdir()] == ["bench.json"]  # no partial file left beside it

@@ -88,6 +88,7 @@ def run_bench(
     threads: int | None = 1,
     min_run_s: float = MIN_RUN_S,
     progress: Callable[[str], None] | None = None,
+    on_family: Callable[[dict[str, Any]], None] | None = None,
 ) -> dict[str, Any]:
     """Benchmark ``families`` (default: syn2nat, imagenet-c, vcr, opticsbench and eval) on ``images`` inputs of
     ``source`` (default: all of it, at most 10; cycled when it has fewer) and return a JSON-safe dict.
@@ -96,7 +97,9 @@ def run_bench(
     ``{name: {images, seconds, images_per_s, cpu_s_per_image, runs}}``, ``end_to_end``, ``baselines``, ``ratios``
     (ours ÷ baseline in images/s), ``ratios_cpu`` (the same in images per CPU-second), ``peak_rss_mib``,
     ``seconds``), ``peak_rss_mib`` and ``seconds``. ``io_threads``: the end-to-end builds'
-    schedule (default: the engine's for ``device``). ``progress`` receives one line per step.
+    schedule (default: the engine's for ``device``). ``progress`` receives one line per step;
+    ``on_family`` the result so far after each family (``complete`` false until the last), so a run cut short
+    still leaves the families it finished.
 
     Every measurement: ``threads`` torch/OpenCV threads (``None``: leave them; stated under ``threads``), one
     warm-up, the median of ``repeats`` timed runs of at least ``min_run_s`` seconds each, and ``cpu_s_per_image``
@@ -132,6 +135,7 @@ def run_bench(
             "model": settings.model,
         },
         "families": {},
+        "complete": False,
     }
     with tempfile.TemporaryDirectory(prefix="corruptgen-bench-") as tmp:
         workdir = Path(tmp)
@@ -156,8 +160,11 @@ def run_bench(
             fam.pop("build", None)
             result["families"][name] = fam
             say(f"bench: {name} done in {fam['seconds']:.1f} s")
+            if on_family is not None and name != names[-1]:
+                on_family(result)
     result["peak_rss_mib"] = peak_rss_mib()
     result["seconds"] = round(time.perf_counter() - t_start, 3)
+    result["complete"] = True
     return result
 
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
+from pathlib import Path
 
 from ..commands import register_commands
 from ..errors import CorruptgenError
@@ -68,16 +70,21 @@ def _cmd_bench(args) -> int:
     def progress(line: str) -> None:
         print(line, file=sys.stderr, flush=True)
 
+    def save(result: dict) -> None:  # after each family too: a run cut short keeps what it measured
+        path = Path(args.json)
+        tmp = path.with_name(f".{path.name}.partial")
+        tmp.write_text(json.dumps(result, indent=1, allow_nan=False) + "\n")
+        os.replace(tmp, path)
+
+    keep = bool(args.json) and not to_stdout
     result = run_bench(families, source=args.source, images=images, device=args.device, batch_size=batch_size,
                        repeats=repeats, io_threads=args.io_threads, threads=threads, min_run_s=args.min_seconds,
-                       progress=progress)  # fmt: skip
-    text = json.dumps(result, indent=1, allow_nan=False)
+                       progress=progress, on_family=save if keep else None)  # fmt: skip
     if to_stdout:
-        print(text)
+        print(json.dumps(result, indent=1, allow_nan=False))
         return 0
     print(format_table(result))
-    if args.json:
-        with open(args.json, "w") as f:
-            f.write(text + "\n")
+    if keep:
+        save(result)
         print(f"wrote {args.json}", file=sys.stderr)
     return 0

@@ -26,8 +26,8 @@ import numpy as np
 
 from ..errors import CorruptgenError
 from ..io.hashing import sha256_file
+from ..models.loading import EvalModel
 from .data import EvalSource, SubsetData, peek_samples
-from .models import EvalModel
 
 MODES = ("check", "match", "ignore")
 IMAGENET_CLASSES = 1000

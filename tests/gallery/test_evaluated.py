@@ -10,8 +10,8 @@ from conftest import cell_accuracies, parse_page, site_record, thumbs
 
 import corruptgen
 from corruptgen.eval import evaluate
-from corruptgen.eval.models import EvalModel
 from corruptgen.eval.predictions import Predictions
+from corruptgen.models.loading import EvalModel
 
 
 class _Brightness(torch.nn.Module):
