@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from functools import cache
 
-from ...corruptions import list_corruptions
 from ...family import CLEAN, Benchmark, register_benchmark
 from ...plan import Subset
-from .corruptions import CATEGORY_NAMES, FAMILY, SYN2NAT_18
+from .corruptions import ALL_CORRUPTIONS, CATEGORY_NAMES, SYN2NAT_18
 
 __all__ = ["CATEGORY_NAMES", "SYN2NAT_18", "syn2nat", "syn2nat_categories"]
 
@@ -17,7 +16,7 @@ __all__ = ["CATEGORY_NAMES", "SYN2NAT_18", "syn2nat", "syn2nat_categories"]
 def syn2nat() -> Benchmark:
     """One subset per candidate corruption (no severities: each draws its own random parameters per image)."""
     subsets = {
-        c.name: Subset(name=c.name, corruption=c.qualified_name, category=c.category) for c in list_corruptions(FAMILY)
+        c.name: Subset(name=c.name, corruption=c.qualified_name, category=c.category) for c in ALL_CORRUPTIONS
     }
     return Benchmark(
         category_names=CATEGORY_NAMES,
@@ -36,6 +35,6 @@ def syn2nat_categories() -> dict[str, list[str]]:
     """Category id ("1".."6", paper order) -> member corruptions; the 22 others under ``"unassigned"``."""
     out: dict[str, list[str]] = {str(k): [] for k in CATEGORY_NAMES}
     out["unassigned"] = []
-    for c in list_corruptions(FAMILY):
+    for c in ALL_CORRUPTIONS:
         out[str(c.category) if c.category else "unassigned"].append(c.name)
     return out

@@ -199,10 +199,11 @@ def _no_options(options: Mapping[str, Any]) -> None:
         raise ValueError(f"Syn2Nat corruptions take no options, got {sorted(options)}")
 
 
-def _register_all() -> None:
+def _register_all() -> tuple[Corruption, ...]:
+    out = []
     for _code, snake, category, reference, params, factory, fidelity in _TABLE:
         fn = _border if factory is None else albumentations_fn(factory)
-        register(
+        corruption = register(
             Corruption(
                 name=snake,
                 family=FAMILY,
@@ -215,7 +216,10 @@ def _register_all() -> None:
                 check=_no_options,
             )
         )
+        out.append(corruption)
     assert len(_TABLE) == 40 and all(name in CODE_NAMES for name in SYN2NAT_18)
+    return tuple(out)
 
 
-_register_all()
+#: The 40 candidate corruptions in paper order (read by the benchmark without loading every other family).
+ALL_CORRUPTIONS = _register_all()
