@@ -16,6 +16,7 @@ from typing import Any
 
 from ._version import __version__
 from .errors import CorruptgenError
+from .io.atomic import write_atomic
 from .io.hashing import sha256_file
 from .io.storage import hub_dataset, hub_url, local_path, location
 from .manifest_schema import KNOWN_FIELDS, validate_manifest
@@ -108,9 +109,7 @@ def write_manifest(out_dir: str | os.PathLike, manifest: dict[str, Any]) -> Path
         loc.put_bytes(MANIFEST, manifest_bytes(manifest))
         return loc.url_of(MANIFEST)
     path = manifest_path(local)
-    tmp = path.with_name("." + path.name + ".partial")
-    tmp.write_bytes(manifest_bytes(manifest))
-    os.replace(tmp, path)
+    write_atomic(path, manifest_bytes(manifest))
     return path
 
 

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
-from pathlib import Path
 
 from ..commands import register_commands
 from ..errors import CorruptgenError
+from ..io.atomic import write_atomic
 from .stages import FAMILIES
 
 
@@ -71,10 +70,7 @@ def _cmd_bench(args) -> int:
         print(line, file=sys.stderr, flush=True)
 
     def save(result: dict) -> None:  # after each family too: a run cut short keeps what it measured
-        path = Path(args.json)
-        tmp = path.with_name(f".{path.name}.partial")
-        tmp.write_text(json.dumps(result, indent=1, allow_nan=False) + "\n")
-        os.replace(tmp, path)
+        write_atomic(args.json, (json.dumps(result, indent=1, allow_nan=False) + "\n").encode("utf-8"))
 
     keep = bool(args.json) and not to_stdout
     result = run_bench(families, source=args.source, images=images, device=args.device, batch_size=batch_size,

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import CorruptgenError
+from ..io.atomic import write_atomic
 
 
 def json_safe(obj: Any) -> Any:
@@ -46,6 +47,5 @@ def load_results(path: str | os.PathLike) -> dict[str, Any]:
 
 
 def write_json(path: Path, data: dict[str, Any]) -> None:
-    tmp = path.with_name("." + path.name + ".partial")
-    tmp.write_text(json.dumps(json_safe({k: v for k, v in data.items() if not k.startswith("_")}), indent=1) + "\n")
-    os.replace(tmp, path)
+    text = json.dumps(json_safe({k: v for k, v in data.items() if not k.startswith("_")}), indent=1) + "\n"
+    write_atomic(path, text.encode("utf-8"))

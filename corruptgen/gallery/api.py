@@ -14,10 +14,11 @@ from typing import Any
 
 from ..errors import CorruptgenError
 from ..eval.results import json_safe
+from ..io.atomic import write_atomic
 from ..io.storage import is_url, local_path
 from ..quality.coverage import bin_counts
 from ..reader import Build
-from .assets import Asset, AssetStore, write_atomic
+from .assets import Asset, AssetStore
 from .evaluated import Evaluation, load_evaluations
 from .facts import build_facts, category_names, title_of
 from .layout import CLEAN, DV_COLUMNS, Column, Row, dv_column, dv_index, plan_rows, subset_info, table_columns

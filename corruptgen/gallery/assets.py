@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import hashlib
 import io
-import os
 from dataclasses import dataclass
 from pathlib import Path
+
+from ..io.atomic import write_atomic
 
 THUMB_SIDE = 128
 THUMB_QUALITY = 80
@@ -22,13 +23,6 @@ class Asset:
     sha256: str
     image: str
     thumb: str
-
-
-def write_atomic(path: Path, data: bytes) -> None:
-    """``data`` at ``path`` through a hidden temporary file in the same folder (never a partial file)."""
-    tmp = path.with_name(f".{path.name}.partial")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
 
 
 class AssetStore:

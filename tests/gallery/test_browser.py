@@ -11,7 +11,7 @@ import shutil
 import tempfile
 
 import pytest
-from conftest import site_record
+from site_reading import site_record
 
 import corruptgen
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import torch
-from conftest import cell_accuracies, parse_page, site_record, thumbs
+from site_reading import cell_accuracies, parse_page, site_record, thumbs
 
 import corruptgen
 from corruptgen.eval import evaluate

@@ -10,7 +10,7 @@ import tarfile
 from pathlib import Path
 
 import pytest
-from conftest import parse_page, sha256, site_record, stored_images, thumbs
+from site_reading import parse_page, sha256, site_record, stored_images, thumbs
 
 import corruptgen
 from corruptgen.cli import main

@@ -15,9 +15,7 @@ __all__ = ["CATEGORY_NAMES", "SYN2NAT_18", "syn2nat", "syn2nat_categories"]
 @cache
 def syn2nat() -> Benchmark:
     """One subset per candidate corruption (no severities: each draws its own random parameters per image)."""
-    subsets = {
-        c.name: Subset(name=c.name, corruption=c.qualified_name, category=c.category) for c in ALL_CORRUPTIONS
-    }
+    subsets = {c.name: Subset(name=c.name, corruption=c.qualified_name, category=c.category) for c in ALL_CORRUPTIONS}
     return Benchmark(
         category_names=CATEGORY_NAMES,
         name="syn2nat",
