@@ -193,19 +193,19 @@ def verify(out_dir: str | os.PathLike, *, source: bool = False) -> VerifyReport:
     it no longer matches (:func:`corruptgen.fingerprint.verify_source`)."""
     hub = hub_dataset(out_dir)
     if hub is not None:
-        report = _verify_remote(hub_url(*hub))
+        report, manifest = _verify_remote(hub_url(*hub))
     elif local_path(out_dir) is None:
-        report = _verify_remote(str(out_dir))
+        report, manifest = _verify_remote(str(out_dir))
     else:
-        report = _verify_local(out_dir)
+        report, manifest = _verify_local(out_dir)
     if source:
         from .fingerprint import verify_source
 
-        report.stale = verify_source(load_manifest(out_dir))
+        report.stale = verify_source(manifest)
     return report
 
 
-def _verify_local(out_dir: str | os.PathLike) -> VerifyReport:
+def _verify_local(out_dir: str | os.PathLike) -> tuple[VerifyReport, dict[str, Any]]:
     root = local_path(out_dir)
     assert root is not None
     if not root.exists():
@@ -230,10 +230,10 @@ def _verify_local(out_dir: str | os.PathLike) -> VerifyReport:
         p.relative_to(root).as_posix() for p in (root / "data").rglob("*.tar") if p.relative_to(root).as_posix()
         not in known
     ) if (root / "data").exists() else []  # fmt: skip
-    return report
+    return report, manifest
 
 
-def _verify_remote(url: str) -> VerifyReport:
+def _verify_remote(url: str) -> tuple[VerifyReport, dict[str, Any]]:
     loc = location(url)
     try:
         manifest = load_manifest(url)
@@ -257,4 +257,4 @@ def _verify_remote(url: str) -> VerifyReport:
             report.mismatched.append(rel)
     known = set(manifest["shards"])
     report.unexpected = [rel for rel in loc.find("data", ".tar") if rel not in known]
-    return report
+    return report, manifest

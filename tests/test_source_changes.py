@@ -117,6 +117,18 @@ def test_verify_source_names_the_shards_whose_inputs_changed(tmp_path, capsys):
     assert "verify FAILED" in lines[-1] and "2 shards stale against the source" in lines[-1]
 
 
+def test_verify_source_of_a_hub_build_reads_its_manifest_once(tmp_path, monkeypatch, capsys):
+    """``verify hf:owner/name --source`` checks the source against the manifest the shard check read (the Hub id
+    is no local path to read it from a second time)."""
+    import corruptgen.manifest as manifest
+
+    root, out = _photos(tmp_path / "photos", 3), tmp_path / "out"
+    _build(root, out)
+    monkeypatch.setattr(manifest, "hub_url", lambda repo, revision=None: (out / "syn2nat").as_uri())
+    assert main(["verify", "hf:owner/name", "--source"]) == 0
+    assert "verify OK" in capsys.readouterr().out
+
+
 def test_a_build_by_an_earlier_corruptgen_resumes(tmp_path, monkeypatch, capsys):
     """Shards recorded without source fingerprints (every build before them) are kept while the source has as many
     inputs as then, and rendered again when it has not."""
