@@ -15,11 +15,9 @@ from functools import cache
 from typing import Any
 
 from ..io.facts import JType, parse_signature, unify
+from ..quality.coverage import DELTA_V_KEYS, stored_delta_v
 from ..reader import Build
 from .features import SubsetSchema, scan_subset
-
-#: Sample-json ``params`` keys that hold the measured perceived change Δv (Shen et al., VCR: Δv = max(0, 1 − VIF)).
-DELTA_V_KEYS = ("delta_v", "dv", "vd_score")
 
 
 @dataclass
@@ -100,10 +98,9 @@ def delta_v_values(build: Build, scan: ScanResult) -> dict[str, list[float]]:
             continue
         values = []
         for _key, fields in build.iter_samples(name, lambda f: f == "json"):
-            params = json.loads(fields["json"]).get("params") if fields.get("json") else None
-            value = next((params[k] for k in DELTA_V_KEYS if k in params), None) if isinstance(params, dict) else None
-            if isinstance(value, (int, float)) and not isinstance(value, bool):
-                values.append(float(value))
+            value = stored_delta_v(json.loads(fields["json"])) if fields.get("json") else None
+            if value is not None:
+                values.append(value)
         if values:
             out[name] = values
     return out

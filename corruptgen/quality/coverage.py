@@ -31,6 +31,7 @@ from ..io import tarread
 BINS = 40
 MIN_COUNT = 20
 MAX_COMPUTED = 1000  # samples per subset whose Δv is computed (VIF) by default
+#: Sample-json ``params`` keys that hold the measured perceived change Δv (Shen et al., VCR: Δv = max(0, 1 − VIF)).
 DELTA_V_KEYS = ("delta_v", "dv", "vd_score")
 IMAGE_EXTS = ("jpg", "jpeg", "png", "webp")
 
