@@ -12,9 +12,12 @@ from __future__ import annotations
 import difflib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import CorruptgenError, UnknownNameError
+
+if TYPE_CHECKING:
+    import numpy as np
 
 Eps = float | tuple[float, float]
 
@@ -75,6 +78,11 @@ class AttackSpec:
     def eps(self) -> Eps | None:
         """The L∞ bound (a number, or a (low, high) range drawn per sample); ``None`` for CW-L2."""
         return dict(self.params).get("eps")
+
+    def sample_eps(self, rng: np.random.Generator) -> float | None:
+        """One sample's ε: drawn uniformly from the range, else the spec's value (``None`` for CW-L2)."""
+        eps = self.eps
+        return float(rng.uniform(eps[0], eps[1])) if isinstance(eps, tuple) else eps
 
     @property
     def subset_name(self) -> str:

@@ -78,7 +78,7 @@ def attack_batch(whitebox: WhiteBox, classifier: Classifier, images: torch.Tenso
         eps = None
         if isinstance(spec.eps, tuple):
             rngs = [sample_rng(0, "whitebox", spec.subset_name, key)[1] for key in keys]
-            eps = [float(rng.uniform(*spec.eps)) for rng in rngs]
+            eps = [spec.sample_eps(rng) for rng in rngs]
         adversarial = craft(spec, classifier, x, target, eps=eps).images
         with torch.no_grad():
             out.append(classifier(adversarial))

@@ -13,13 +13,7 @@ from typing import Any
 import numpy as np
 
 from ...attacks.spec import AttackSpec
-from .surrogate import load_surrogate, one_thread
-
-
-def draw_eps(spec: AttackSpec, rng: np.random.Generator) -> float | None:
-    """The sample's ε: drawn uniformly from the spec's range, else the spec's value (``None`` for CW-L2)."""
-    eps = spec.eps
-    return float(rng.uniform(eps[0], eps[1])) if isinstance(eps, tuple) else eps
+from .surrogate import load_surrogate
 
 
 def craft_batch(spec: AttackSpec, surrogate_spec: str, sha256: str, images: np.ndarray,
@@ -31,7 +25,9 @@ def craft_batch(spec: AttackSpec, surrogate_spec: str, sha256: str, images: np.n
         return _craft(spec, surrogate_spec, sha256, images, rngs, labels, device)
     outs: list[np.ndarray] = []
     params: list[dict[str, Any]] = []
-    with one_thread():
+    from ...quality.vif import one_torch_thread
+
+    with one_torch_thread():
         for i in range(len(images)):
             one = slice(i, i + 1)
             out, prm = _craft(spec, surrogate_spec, sha256, images[one], rngs[one], labels[one], "cpu")
@@ -50,7 +46,7 @@ def _craft(spec, surrogate_spec, sha256, images, rngs, labels, device):
     if surrogate.sha256 != sha256:
         raise CorruptgenError(f"surrogate {surrogate_spec} changed since the plan was made (weights sha256 "
                               f"{surrogate.sha256[:12]}…, plan has {sha256[:12]}…)")  # fmt: skip
-    eps = [draw_eps(spec, rng) for rng in rngs]
+    eps = [spec.sample_eps(rng) for rng in rngs]
     model = surrogate.classifier
     clean = torch.from_numpy(np.ascontiguousarray(images)).to(device)
     x = clean.permute(0, 3, 1, 2).to(torch.float64) / 255

@@ -8,9 +8,7 @@ by two PGD steps. In float64 those differences are ~1e-16 of a gradient, far bel
 
 from __future__ import annotations
 
-import contextlib
 import functools
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ...errors import CorruptgenError
@@ -27,20 +25,6 @@ class Surrogate:
     spec: str
     sha256: str
     num_classes: int
-
-
-@contextlib.contextmanager
-def one_thread() -> Iterator[None]:
-    """Run torch on one CPU thread (then as before): float results that do not depend on the thread count, and
-    float64 convolutions that run ~20x faster than on two contending threads."""
-    import torch
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
 
 
 def canonical_spec(spec: str | None) -> str:
@@ -72,7 +56,9 @@ def load_surrogate(spec: str, device: str = "cpu") -> Surrogate:
                               f"got a {type(model.forward).__name__}")  # fmt: skip
     sha = weights_sha256(model)
     model.module.to(dtype=torch.float64)
-    with one_thread(), torch.no_grad():
+    from ...quality.vif import one_torch_thread
+
+    with one_torch_thread(), torch.no_grad():
         classifier = differentiable(model, "surrogate", torch.float64)
         classes = classifier(torch.zeros(1, 3, classifier.size, classifier.size, dtype=torch.float64,
                                          device=device)).shape[1]  # fmt: skip
