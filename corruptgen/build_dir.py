@@ -29,14 +29,16 @@ from .manifest import MANIFEST, load_manifest
 from .plan import NOT_SETTINGS, Plan, settings_id, subset_ids
 
 
-def check_output(out: Path | Location, plan: Plan) -> None:
-    """Read-only checks before a build touches ``out``: not a file, a valid manifest, no symlinked ``data/``."""
+def check_output(out: Path | Location, plan: Plan) -> dict[str, Any] | None:
+    """Read-only checks before a build touches ``out``: not a file, a valid manifest, no symlinked ``data/``; returns
+    the manifest found there (``None``: none)."""
     if isinstance(out, Location):
-        load_manifest(out.url)  # fails in one line on a bad manifest
-        return
+        return load_manifest(out.url)  # fails in one line on a bad manifest
     if out.exists() and not out.is_dir():
         raise CorruptgenError(f"output path {out} exists and is not a directory")
-    _refuse_links(out, plan, load_manifest(out) if out.exists() else None)
+    manifest = load_manifest(out) if out.exists() else None
+    _refuse_links(out, plan, manifest)
+    return manifest
 
 
 def _refuse_links(out: Path, plan: Plan, manifest: dict[str, Any] | None) -> None:
@@ -63,13 +65,17 @@ def prepare_output(out: Path | Location, plan: Plan, inputs: int, *, overwrite: 
 
 
 def reuse_built(
-    out: Path | Location, plan: Plan, invocation: dict[str, Any] | None, overwrite: bool
+    out: Path | Location,
+    previous: dict[str, Any] | None,
+    plan: Plan,
+    invocation: dict[str, Any] | None,
+    overwrite: bool,
 ) -> tuple[Plan, dict[str, Any] | None]:
-    """The plan (and recorded command) to build into ``out``: a build that asks only for subsets ``out`` already
-    holds with the same settings builds the earlier plan instead, so what it asks for is reused (rendered again only
-    where a shard is missing) and the other subsets are kept; anything else, or ``overwrite``, keeps ``plan``."""
-    previous = None if overwrite else load_manifest(out if isinstance(out, Path) else out.url)
-    if previous is None or previous["plan_id"] == plan.plan_id or previous.get("plan") is None:
+    """The plan (and recorded command) to build into ``out``, whose manifest is ``previous``: a build that asks only
+    for subsets ``out`` already holds with the same settings builds the earlier plan instead, so what it asks for is
+    reused (rendered again only where a shard is missing) and the other subsets are kept; anything else, or
+    ``overwrite``, keeps ``plan``."""
+    if overwrite or previous is None or previous["plan_id"] == plan.plan_id or previous.get("plan") is None:
         return plan, invocation
     old, new = previous["plan"], _as_json(plan)
     old_ids, new_ids = subset_ids(old), subset_ids(new)

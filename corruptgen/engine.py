@@ -178,8 +178,8 @@ def render(
     local = local_path(out_dir)
     out: Path | Location = local if local is not None else _open_remote(str(out_dir), run.workers, run.engine)
     target = out if isinstance(out, Path) else str(out)  # what the manifest functions and the tasks are given
-    check_output(out, plan)  # read-only: nothing is written before the lock is held
-    plan, invocation = reuse_built(out, plan, invocation, overwrite)  # asks for subsets already built: keep the rest
+    previous = check_output(out, plan)  # read-only: nothing is written before the lock is held
+    plan, invocation = reuse_built(out, previous, plan, invocation, overwrite)  # subsets already built: keep the rest
     source = source_for(plan, refresh=True)  # as it is now: an earlier build in this process may have listed it
     n = len(source)
     if n == 0:

@@ -15,7 +15,7 @@ from typing import Any
 from .chunk import ChunkTask, worker_init
 from .errors import CorruptgenError
 from .io.layout import shard_relpath
-from .io.shards import partial_path
+from .io.ownership import remove_stale_partials
 from .io.storage import local_path
 from .options import ENGINES, RayOptions
 from .pipeline import render_chunk
@@ -61,8 +61,8 @@ def _discard_partials(tasks: list[ChunkTask]) -> None:
     """Delete the partial shard files of stopped local tasks (a remote build's partials are temporary files)."""
     for task in tasks:
         root = local_path(task.out_dir)
-        for subset in task.subsets if root is not None else ():
-            partial_path(root / shard_relpath(subset, task.chunk, task.plan.split)).unlink(missing_ok=True)
+        if root is not None:
+            remove_stale_partials(root, (shard_relpath(s, task.chunk, task.plan.split) for s in task.subsets))
 
 
 def _ray_chunk(task: ChunkTask) -> dict[str, Any]:
