@@ -26,11 +26,11 @@ import numpy as np
 
 from ..errors import CorruptgenError
 from ..io.hashing import sha256_file
+from ..io.labels import NUM_CLASSES
 from ..models.loading import EvalModel
 from .data import EvalSource, SubsetData, peek_samples
 
 MODES = ("check", "match", "ignore")
-IMAGENET_CLASSES = 1000
 #: Samples read from the front of the first shard to learn the build's label names.
 PEEK = 256
 
@@ -113,11 +113,11 @@ def model_label_space(model: EvalModel, outputs: int | None = None) -> LabelSpac
     names = getattr(model.forward, "class_names", None) or declared.get("class_names")
     if names:
         table = {i: str(n) for i, n in enumerate(names)}
-        return IMAGENET_1K if len(table) == IMAGENET_CLASSES and _is_imagenet(table) else _named(table, "its classes")
+        return IMAGENET_1K if len(table) == NUM_CLASSES and _is_imagenet(table) else _named(table, "its classes")
     count = model.num_classes or outputs
     if count is None:
         return None
-    if count == IMAGENET_CLASSES:
+    if count == NUM_CLASSES:
         return IMAGENET_1K  # 1000 outputs without names: the standard ImageNet-1k order
     return LabelSpace(f"{count} unnamed outputs")
 
@@ -156,7 +156,7 @@ class ModelLabels:
         if space is None:
             return
         if self.mapped:
-            size = outputs or self.model.num_classes or len(space.names or ()) or IMAGENET_CLASSES
+            size = outputs or self.model.num_classes or len(space.names or ()) or NUM_CLASSES
             self.table = _class_table(self.class_map, space, size, self.model.name, self.build)
             self.map_source = {**(self.map_source or {}), "mapped_classes": int((self.table >= 0).sum())}
         elif not _same(self.build, space):

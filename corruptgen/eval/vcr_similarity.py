@@ -292,7 +292,7 @@ def vcr_similarity(
 
 
 def _write(result: dict[str, Any], out: Path) -> list[str]:
-    from .results import json_safe, slug, write_json
+    from .results import slug, write_json
     from .vcr_similarity_plot import similarity_figure
 
     out.mkdir(parents=True, exist_ok=True)
@@ -302,5 +302,5 @@ def _write(result: dict[str, Any], out: Path) -> list[str]:
             files.append(similarity_figure(obs, p, name, out / f"vcr-similarity-{slug(name)}-{p}.png").name)
     public = {**result, "observers": {n: {k: v for k, v in o.items() if not k.startswith("_")}
                                       for n, o in result["observers"].items()}, "plots": files}  # fmt: skip
-    write_json(out / "vcr-similarity.json", json_safe(public))
+    write_json(out / "vcr-similarity.json", public)
     return files

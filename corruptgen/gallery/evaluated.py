@@ -135,7 +135,3 @@ def _attach_predictions(ev: Evaluation, result: dict[str, Any], path: Path) -> N
         from ..io.labels import imagenet_names
 
         ev.names = imagenet_names()
-
-
-def accuracy_text(value: float | None) -> str:
-    return "–" if value is None else f"{100 * value:.1f} %"

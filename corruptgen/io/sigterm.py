@@ -2,18 +2,17 @@
 
 Batch schedulers preempt a job with SIGTERM (and SIGKILL after a grace period). SIGTERM's default action ends the
 process at once, leaving the lock object of a remote build and the local staging files of the shards being uploaded.
-While at least one :func:`held` block is open in the main thread, SIGTERM raises :class:`Terminated` there instead: a
-``KeyboardInterrupt``, so every cleanup written for Ctrl-C runs. When the outermost block closes, the process ends by
-SIGTERM as it would have (exit status 143), its cleanup done; a second SIGTERM during the cleanup ends it at once.
+While at least one :func:`hold` is not yet released in the main thread, SIGTERM raises :class:`Terminated` there
+instead: a ``KeyboardInterrupt``, so every cleanup written for Ctrl-C runs. When the outermost hold is released, the
+process ends by SIGTERM as it would have (exit status 143), its cleanup done; a second SIGTERM during the cleanup
+ends it at once.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import signal
 import threading
-from collections.abc import Iterator
 
 _state = {"depth": 0, "received": False}
 
@@ -49,14 +48,3 @@ def release() -> None:
         if _state["received"]:
             _state["received"] = False
             os.kill(os.getpid(), signal.SIGTERM)
-
-
-@contextlib.contextmanager
-def held() -> Iterator[None]:
-    """A :func:`hold` / :func:`release` block."""
-    holding = hold()
-    try:
-        yield
-    finally:
-        if holding:
-            release()
