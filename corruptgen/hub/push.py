@@ -20,7 +20,7 @@ from typing import Any
 
 from ..errors import CorruptgenError
 from ..io.hashing import sha256_file
-from ..io.storage import hub_dataset, require_local
+from ..io.storage import require_local
 from ..manifest import MANIFEST
 from .card import ASSET_DIR, README, Build, Card, render_card, save_card
 from .card_body import human_bytes
@@ -117,8 +117,6 @@ def plan_push(
     from huggingface_hub.utils import filter_repo_objects
 
     check_repo_id(repo_id)
-    if hub_dataset(directory) is not None:
-        raise CorruptgenError(f"push uploads a local build directory; {directory} is a Hub dataset already")
     require_local(directory, "push")
     build = Build.open(directory)
     root = build.root

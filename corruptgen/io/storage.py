@@ -99,7 +99,10 @@ def join(base: str | os.PathLike, *parts: str) -> Path | str:
 
 
 def require_local(location: str | os.PathLike, what: str, hint: str = "") -> None:
-    """Fail clearly when a command that reads local build directories is given a remote URL (``hf://`` included)."""
+    """Fail clearly when a command that reads local build directories is given a remote URL or a Hub dataset
+    (``hf://``, ``hf:owner/name``)."""
+    if hub_dataset(location) is not None and not is_url(location):
+        raise CorruptgenError(f"{what} reads a local build directory; {location} is a Hub dataset{hint}")
     if is_url(location) and local_path(location) is None:
         raise CorruptgenError(
             f"{what} reads a local build directory, not {location}: copy the build locally first (e.g. `aws s3 sync`, "
