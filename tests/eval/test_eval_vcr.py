@@ -137,3 +137,7 @@ def test_vcr_metrics_anchor_curves_and_humans():
     h = out["subsets"]["noise"]["human"]
     assert h["human_R_a"] == pytest.approx(0.75, abs=0.05)  # humans right up to Δv = 0.75
     assert 0 < h["hmri_a"] < 1 and h["mrsi_a"] is not None and h["label_space"] == "16-class (argmax)"
+    fits: dict = {}  # kept across models (MetricOptions.human_fits): fitted once, the same results
+    first = vcr.vcr_metrics(pred, humans={"*": human}, settings=s, human_fits=fits)
+    assert len(fits) == 1 and first == out
+    assert vcr.vcr_metrics(pred, humans={"*": human}, settings=s, human_fits=fits) == out and len(fits) == 1

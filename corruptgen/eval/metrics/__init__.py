@@ -46,6 +46,8 @@ class MetricOptions:
     er_intercept: float = 0.0
     er_logit: bool = False
     accuracy: bool = True
+    #: VCR human curves fitted so far (they do not depend on the model: fitted once for all models evaluated)
+    human_fits: dict[Any, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
 
 def detect_family(benchmark: str | None, pred: Predictions | None = None) -> str:
@@ -132,7 +134,7 @@ def _syn2nat(pred: Predictions, rows: dict, opt: MetricOptions) -> dict:
 
 @register_metrics("vcr")
 def _vcr(pred: Predictions, rows: dict, opt: MetricOptions) -> dict:
-    return vcr.vcr_metrics(pred, humans=opt.humans, settings=opt.vcr)
+    return vcr.vcr_metrics(pred, humans=opt.humans, settings=opt.vcr, human_fits=opt.human_fits)
 
 
 @register_metrics("optics")

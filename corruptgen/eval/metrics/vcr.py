@@ -315,9 +315,16 @@ def _public(curve: dict[str, Any]) -> dict[str, Any]:
 
 
 def vcr_metrics(
-    pred: Predictions, *, humans: Mapping[str, HumanData] | None = None, settings: VCRSettings | None = None
+    pred: Predictions,
+    *,
+    humans: Mapping[str, HumanData] | None = None,
+    settings: VCRSettings | None = None,
+    human_fits: dict[Any, tuple[HumanData, dict[str, Any]]] | None = None,
 ) -> dict[str, Any]:
-    """R̂_a, R̂_p, coverage (and HMRI/MRSI when human data match a subset) for every subset carrying Δv."""
+    """R̂_a, R̂_p, coverage (and HMRI/MRSI when human data match a subset) for every subset carrying Δv.
+
+    ``human_fits``: fitted human curves kept across calls (they do not depend on the model: a report of several
+    models fits each human data set once)."""
     s = settings or VCRSettings()
     clean_rows = (pred.subset == "clean") & (pred.frame == 0)
     clean_pred = dict(zip(pred.source_key[clean_rows].tolist(), pred.top1[clean_rows].tolist(), strict=True))
@@ -327,7 +334,7 @@ def vcr_metrics(
     use16 = humans is not None and pred.pred16 is not None
     col16 = pred.pred16_prob if s.sixteen == "probability" else pred.pred16
     out: dict[str, Any] = {"settings": s.to_dict(), "subsets": {}, "notes": []}
-    fitted: dict[str, dict[str, Any]] = {}  # human curves by key of ``humans``: fitted once per call
+    fitted = {} if human_fits is None else human_fits  # (key of ``humans``, settings) -> (its data, its curves)
     for name in pred.names():
         rows = pred.mask(name) & np.isfinite(pred.delta_v)
         if name == "clean" or not rows.any():
@@ -347,9 +354,10 @@ def vcr_metrics(
         corruption = str(pred.subsets.get(name, {}).get("corruption"))
         hkey = next((k for k in (name, corruption, "*") if k in (humans or {})), None)
         if hkey is not None and use16:
-            if hkey not in fitted:
-                fitted[hkey] = human_curves(humans[hkey], s, f"human/{hkey}")
-            entry["human"] = _human_comparison(pred, rows, col16, fitted[hkey], s, name)
+            data, fit = fitted.get((hkey, s), (None, None))
+            if data is not humans[hkey]:
+                data, fit = fitted[(hkey, s)] = humans[hkey], human_curves(humans[hkey], s, f"human/{hkey}")
+            entry["human"] = _human_comparison(pred, rows, col16, fit, s, name)
         out["subsets"][name] = entry
     if acc_clean is None:
         out["notes"].append("no labelled clean images: accuracy curves are not anchored")
