@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -49,9 +50,7 @@ class Evaluation:
         if pred is None or not wanted:
             return {}
         pairs = set(wanted)
-        near = np.isin(pred.subset.astype(str), [s for s, _ in pairs]) & np.isin(
-            pred.key.astype(str), [k for _, k in pairs]
-        )
+        near = np.isin(self._subset_names, [s for s, _ in pairs]) & np.isin(pred.key.astype(str), [k for _, k in pairs])
         found: dict[tuple[str, str], list[int]] = {}
         for r in np.flatnonzero(near):
             pair = (str(pred.subset[r]), str(pred.key[r]))
@@ -72,11 +71,22 @@ class Evaluation:
         pred = self.predictions
         if pred is None:
             return None
-        finite = np.isfinite(pred.delta_v)
-        index = np.minimum(np.floor(np.where(finite, np.clip(pred.delta_v, 0, 1), 0) * DV_COLUMNS), DV_COLUMNS - 1)
-        rows = np.isin(pred.subset.astype(str), [s for s in subsets if s in self.top1]) & finite & (pred.label >= 0)
-        rows &= index == column
+        rows = np.isin(self._subset_names, [s for s in subsets if s in self.top1]) & (pred.label >= 0)
+        rows &= self._dv_column == column
         return float((pred.top5[rows, 0] == pred.label[rows]).mean()) if rows.any() else None
+
+    # per predictions table, computed once (a gallery asks for every cell of every row)
+    @cached_property
+    def _subset_names(self) -> np.ndarray:
+        return self.predictions.subset.astype(str)
+
+    @cached_property
+    def _dv_column(self) -> np.ndarray:
+        """Each prediction's Δv column (``-1``: no finite Δv)."""
+        dv = self.predictions.delta_v
+        finite = np.isfinite(dv)
+        index = np.minimum(np.floor(np.where(finite, np.clip(dv, 0, 1), 0) * DV_COLUMNS), DV_COLUMNS - 1)
+        return np.where(finite, index, -1)
 
 
 def load_evaluations(paths: Sequence[str | os.PathLike], build: Build) -> list[Evaluation]:
