@@ -3,10 +3,10 @@ one-image builds of single families (the whole command: start-up plus one image)
 floor every command pays. Medians of ``--runs`` runs; the commands of every set are interleaved run by run, so load
 on a shared machine hits them alike. One thread for BLAS/OpenMP (``OMP_NUM_THREADS=1`` and friends).
 
-    python scripts/startup_cpu.py [--runs 7] [--baseline-src DIR]
+    python scripts/startup_cpu.py [--runs 7] [--baseline REF]
 
-``--baseline-src DIR`` also runs every command with another corruptgen source tree first on ``PYTHONPATH`` (e.g.
-the commit before a change: ``git archive <rev> corruptgen | tar -x -C DIR``) and prints both.
+``--baseline REF`` also runs every command with that git ref's package (exported with ``git archive``, its cards and
+kernels inside it, and put first on ``PYTHONPATH``; e.g. ``HEAD~1``) and prints both.
 """
 
 from __future__ import annotations
@@ -19,6 +19,10 @@ import statistics
 import subprocess
 import sys
 import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_common import export_tree
 
 FLOOR = ["-c", "import numpy, cv2"]
 COMMANDS = {
@@ -47,18 +51,25 @@ def cpu_seconds(argv: list[str], env: dict[str, str]) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=7)
-    parser.add_argument("--baseline-src", default=None, help="a corruptgen source tree to compare with")
+    parser.add_argument("--baseline", default=None, metavar="REF", help="a git ref of this repository to compare with")
     args = parser.parse_args()
-    sets = {"this tree": {**os.environ, **THREADS}}
-    if args.baseline_src:
-        path = os.pathsep.join(p for p in (args.baseline_src, os.environ.get("PYTHONPATH")) if p)
-        sets = {"baseline": {**os.environ, **THREADS, "PYTHONPATH": path}, **sets}
+    with tempfile.TemporaryDirectory(prefix="startup-baseline-") as tmp:
+        sets = {"this tree": {**os.environ, **THREADS}}
+        if args.baseline:
+            src = str(export_tree(args.baseline, Path(tmp)))
+            path = os.pathsep.join(p for p in (src, os.environ.get("PYTHONPATH")) if p)
+            sets = {"baseline": {**os.environ, **THREADS, "PYTHONPATH": path}, **sets}
+        measure(sets, args.runs)
+
+
+def measure(sets: dict[str, dict[str, str]], runs: int) -> None:
+    """Print the median CPU-seconds of every command under every environment of ``sets``, interleaved."""
     times: dict[tuple[str, str], list[float]] = {(s, c): [] for s in sets for c in COMMANDS}
-    for _ in range(args.runs):
+    for _ in range(runs):
         for command, argv in COMMANDS.items():
             for name, env in sets.items():
                 times[name, command].append(cpu_seconds(argv, env))
-    print(f"CPU-seconds (user+sys), median of {args.runs} fresh processes, 1 BLAS/OpenMP thread, {os.cpu_count()} CPUs")
+    print(f"CPU-seconds (user+sys), median of {runs} fresh processes, 1 BLAS/OpenMP thread, {os.cpu_count()} CPUs")
     print(f"{'command':34s}" + "".join(f"{name:>12s}" for name in sets))
     for command in COMMANDS:
         print(f"{command:34s}" + "".join(f"{statistics.median(times[n, command]):12.2f}" for n in sets))
