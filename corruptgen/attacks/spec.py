@@ -9,12 +9,12 @@ store it.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..errors import CorruptgenError, UnknownNameError
+from ..errors import CorruptgenError
+from ..registry import Registry
 
 if TYPE_CHECKING:
     import numpy as np
@@ -36,25 +36,24 @@ class AttackKind:
     norm: str = "linf"
 
 
-#: Every attack: name -> kind. ``eps`` defaults to 0.04 (the thesis's §3.3.3.1 value on [0, 1] pixels).
-ATTACKS: dict[str, AttackKind] = {
-    k.name: k
-    for k in (
-        AttackKind("fgsm", "one signed-gradient step of size eps", f"Goodfellow et al., ICLR 2015; {THESIS}, Eq. 2.5",
-                   {"eps": 0.04}),
-        AttackKind("fgsm_ll", "FGSM towards the least likely class", f"Kurakin et al., ICLR 2017; {THESIS}, Eq. 2.7",
-                   {"eps": 0.04}, least_likely=True),
-        AttackKind("pgd", "steps signed-gradient steps of eps/steps, projected to the eps-ball and [0, 1], no random "
-                   "start", f"Madry et al., ICLR 2018; {THESIS}, Eq. 2.6", {"eps": 0.04, "steps": 10}),
-        AttackKind("pgd_ll", "PGD towards the least likely class", f"Kurakin et al., ICLR 2017; {THESIS}, Eq. 2.8",
-                   {"eps": 0.04, "steps": 10}, least_likely=True),
-        AttackKind("mi_fgsm", "PGD on the accumulated L1-normalised gradient (momentum decay)",
-                   f"Dong et al., CVPR 2018; {THESIS}, §2.3.2.2", {"eps": 0.04, "steps": 10, "decay": 1.0}),
-        AttackKind("cw_l2", "Carlini-Wagner L2: Adam in tanh space on ||delta||^2 + c * max(Z_t - max_{i!=t} Z_i, "
-                   "-kappa)", f"Carlini & Wagner, IEEE S&P 2017; {THESIS}, Eq. 2.9-2.10",
-                   {"c": 50.0, "kappa": 0.0, "steps": 40, "lr": 0.01}, norm="l2"),
-    )
-}  # fmt: skip
+#: Every attack by name. ``eps`` defaults to 0.04 (the thesis's §3.3.3.1 value on [0, 1] pixels).
+ATTACKS: Registry[AttackKind] = Registry("attack")
+for _kind in (
+    AttackKind("fgsm", "one signed-gradient step of size eps", f"Goodfellow et al., ICLR 2015; {THESIS}, Eq. 2.5",
+               {"eps": 0.04}),
+    AttackKind("fgsm_ll", "FGSM towards the least likely class", f"Kurakin et al., ICLR 2017; {THESIS}, Eq. 2.7",
+               {"eps": 0.04}, least_likely=True),
+    AttackKind("pgd", "steps signed-gradient steps of eps/steps, projected to the eps-ball and [0, 1], no random "
+               "start", f"Madry et al., ICLR 2018; {THESIS}, Eq. 2.6", {"eps": 0.04, "steps": 10}),
+    AttackKind("pgd_ll", "PGD towards the least likely class", f"Kurakin et al., ICLR 2017; {THESIS}, Eq. 2.8",
+               {"eps": 0.04, "steps": 10}, least_likely=True),
+    AttackKind("mi_fgsm", "PGD on the accumulated L1-normalised gradient (momentum decay)",
+               f"Dong et al., CVPR 2018; {THESIS}, §2.3.2.2", {"eps": 0.04, "steps": 10, "decay": 1.0}),
+    AttackKind("cw_l2", "Carlini-Wagner L2: Adam in tanh space on ||delta||^2 + c * max(Z_t - max_{i!=t} Z_i, "
+               "-kappa)", f"Carlini & Wagner, IEEE S&P 2017; {THESIS}, Eq. 2.9-2.10",
+               {"c": 50.0, "kappa": 0.0, "steps": 40, "lr": 0.01}, norm="l2"),
+):  # fmt: skip
+    ATTACKS.register(_kind.name, _kind)
 
 _INTS = {"steps"}
 _LIMITS = {"steps": (1, 10_000), "decay": (0.0, 1e6), "c": (1e-12, 1e12), "kappa": (0.0, 1e6), "lr": (1e-12, 1e3)}
@@ -69,7 +68,7 @@ class AttackSpec:
 
     @property
     def kind(self) -> AttackKind:
-        return ATTACKS[self.name]
+        return ATTACKS.get(self.name)
 
     def get(self, key: str) -> Any:
         return dict(self.params)[key]
@@ -154,12 +153,8 @@ def _eps(attack: str, text: Any) -> Eps:
 
 def make_attack(name: str, **settings: Any) -> AttackSpec:
     """The spec of attack ``name`` with ``settings`` checked and the other settings at their defaults."""
-    name = name.strip()
-    if name not in ATTACKS:
-        near = difflib.get_close_matches(name, list(ATTACKS), n=3, cutoff=0.5)
-        hint = f"did you mean {', '.join(near)}?" if near else f"known: {', '.join(ATTACKS)}"
-        raise UnknownNameError(f"unknown attack {name!r}; {hint}")
-    kind = ATTACKS[name]
+    kind = ATTACKS.get(name.strip())  # an unknown name fails with the near names
+    name = kind.name
     unknown = sorted(set(settings) - set(kind.defaults))
     if unknown:
         raise CorruptgenError(f"attack {name} has no setting {', '.join(unknown)} (it has {', '.join(kind.defaults)})")

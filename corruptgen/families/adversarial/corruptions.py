@@ -39,7 +39,7 @@ def _check(name: str):
 
 
 def _corruption(name: str) -> Corruption:
-    kind = ATTACKS[name]
+    kind = ATTACKS.get(name)
 
     def fn(image: np.ndarray, rng: np.random.Generator, *, surrogate: str, surrogate_sha256: str,
            label: int | None = None, **settings: Any) -> tuple[np.ndarray, dict[str, Any]]:  # fmt: skip
@@ -61,5 +61,5 @@ def _corruption(name: str) -> Corruption:
                       context=("label",), check=_check(name))  # fmt: skip
 
 
-for _name in ATTACKS:
+for _name in ATTACKS.names():
     register(_corruption(_name))
