@@ -307,3 +307,12 @@ def list_benchmarks() -> list[str]:
 def get_benchmark(name: str) -> Benchmark:
     """The benchmark family called ``name``; unknown names fail with suggestions."""
     return FAMILIES.get(name)()
+
+
+def find_benchmark(name: str | None) -> Benchmark | None:
+    """The benchmark family called ``name``, or ``None`` for no name or one this install does not know (a build
+    read by a newer or older corruptgen)."""
+    try:
+        return get_benchmark(name) if name else None
+    except (CorruptgenError, KeyError, ValueError):
+        return None

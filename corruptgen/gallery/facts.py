@@ -7,28 +7,18 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..errors import CorruptgenError
+from ..family import find_benchmark
 from ..reader import Build
 from .evaluated import Evaluation
 
 
-def _benchmark(name: str):
-    """The registered family of that name, or ``None`` (a family this install does not know)."""
-    from ..family import get_benchmark
-
-    try:
-        return get_benchmark(name) if name else None
-    except (CorruptgenError, KeyError, ValueError):
-        return None
-
-
 def category_names(name: str) -> Mapping[int, str]:
-    bench = _benchmark(name)
+    bench = find_benchmark(name)
     return dict(bench.category_names) if bench is not None else {}
 
 
 def title_of(build: Build) -> str:
-    bench = _benchmark(build.benchmark)
+    bench = find_benchmark(build.benchmark)
     if bench is not None:
         return f"{bench.title} ({build.benchmark})"
     return build.benchmark or build.location.rstrip("/").rsplit("/", 1)[-1]

@@ -23,13 +23,10 @@ DELTA_V = f"{ASSET_DIR}/delta_v_histogram.png"
 
 
 def _category_names(benchmark: str) -> dict:
-    from ..errors import UnknownNameError
-    from ..family import get_benchmark
+    from ..family import find_benchmark
 
-    try:
-        return dict(get_benchmark(benchmark).category_names)
-    except UnknownNameError:
-        return {}
+    bench = find_benchmark(benchmark)
+    return dict(bench.category_names) if bench is not None else {}
 
 
 def human_bytes(n: float) -> str:

@@ -110,12 +110,10 @@ def size_category(n: int) -> str:
 
 
 def _title(build: Build) -> str:
-    try:
-        from ..family import get_benchmark
+    from ..family import find_benchmark
 
-        return get_benchmark(build.benchmark).title
-    except Exception:
-        return build.benchmark
+    bench = find_benchmark(build.benchmark)
+    return bench.title if bench is not None else build.benchmark
 
 
 class Flow(dict):
