@@ -36,6 +36,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_common import describe_machine
 from bench_common import machine as _machine
 from bench_common import write_region as _write_region
 
@@ -113,20 +114,17 @@ def _reference_functions(family: str):
 
     import numpy as np
 
-    tests = Path(__file__).resolve().parents[1] / "tests"
-    sys.path[:0] = [str(tests / "corruptions"), str(tests / "families")]
+    from corruptgen.bench.baselines import imagenet_c_reference, imagenet_c_reference_fn
 
-    def load(path: Path):
-        spec = importlib.util.spec_from_file_location(path.stem, path)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        return module
-
-    if family == "imagenet-c":
-        ref = load(tests / "corruptions" / "imagenet_c_reference.py")
-        funcs = {n: (lambda img, i, s, n=n: getattr(ref, n)(img, np.random.default_rng(i), s)) for n in NAMES}
+    if family == "imagenet-c":  # as bench_imagenet_c.py and corruptgen bench time it (glass blur: per-pixel draws)
+        ref = imagenet_c_reference()
+        fns = {n: imagenet_c_reference_fn(ref, n) for n in NAMES}
+        funcs = {n: (lambda img, i, s, f=f: f(img, np.random.default_rng(i), s)) for n, f in fns.items()}
     else:
-        ref = load(tests / "families" / "small_c_reference.py")
+        path = Path(__file__).resolve().parents[1] / "tests" / "families" / "small_c_reference.py"
+        spec = importlib.util.spec_from_file_location(path.stem, path)
+        ref = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(ref)
         funcs = {n: (lambda img, i, s, n=n: ref.corrupt(n, img, np.random.default_rng(i), s))
                  for n in NAMES}  # fmt: skip
     try:
@@ -353,14 +351,11 @@ def table(results: list[dict]) -> str:
 
     ours = next(r for r in results if r["impl"] == "corruptgen")
     others = [r for r in results if r["impl"] != "corruptgen"]
-    machine = ours.get("machine", {})
     versions = "; ".join(f"{r['impl']}: numpy {r.get('versions', {}).get('numpy', '?')}" for r in results)
     lines = [
         f"size {ours['size']}×{ours['size']}, corruptgen family `{ours['family']}`, one thread per implementation, "
         f"CPU ms per image (median of {RUNS} interleaved rounds of ≥ {MIN_SECONDS} s); "
-        f"{machine.get('cpu', '?')}, {machine.get('cores', '?')} cores ({', '.join(machine.get('flags', []))}), "
-        f"load average {' → '.join(map(str, machine.get('load_1min', [])))} (start → end), {machine.get('date', '')}; "
-        f"{versions}",
+        f"{describe_machine(ours.get('machine', {}))}; {versions}",
         "",
         "| corruption/severity | "
         + " | ".join(r["impl"] for r in results)
