@@ -322,7 +322,7 @@ class ChunkRenderer:
                   "label": item.label, "label_name": item.label_name, "params": params, "seed": p.seed}  # fmt: skip
         if image.ndim == 4:  # a sequence (e.g. ImageNet-P): frames 000.jpg, 001.jpg, ...
             values["frames"] = len(image)
-        self.facts[subset.name].add({**record.fixed, **values})
+        self.facts[subset.name].add(values, record.fixed)
         fields = {"json": record.dump(values)}
         if self.source.labelled:
             fields["cls"] = str(-1 if item.label is None else int(item.label)).encode()

@@ -113,30 +113,26 @@ def _expect(text: str, i: int, char: str) -> int:
 
 
 class ShardFacts:
-    """Accumulates the facts of one shard's samples (``add`` each sample json, ``record`` at commit).
-
-    A top-level value that is the very object of the previous sample (e.g. the ``versions`` and ``preprocessing``
-    every sample of a chunk shares) is not typed again."""
+    """Accumulates the facts of one shard's samples (``add`` each sample json, ``record`` at commit)."""
 
     def __init__(self) -> None:
         self.type: JType = NULL
         self.max_label: int | None = None
         self.named = False
-        self._same: dict[str, tuple[Any, JType]] = {}  # key -> (the last value object, its type)
+        self._fixed: dict[str, Any] | None = None  # the shared members last seen, and their types
+        self._fixed_types: dict[str, JType] = {}
 
-    def add(self, meta: dict[str, Any]) -> None:
-        fields = {}
-        for key, value in meta.items():
+    def add(self, values: dict[str, Any], fixed: dict[str, Any] | None = None) -> None:
+        """One sample json, ``{**fixed, **values}``: ``fixed`` holds the members every sample of the subset shares
+        (the same object each call: typed once), ``values`` the sample's own."""
+        if fixed is not None and fixed is not self._fixed:
+            self._fixed, self._fixed_types = fixed, {key: type_of(value) for key, value in fixed.items()}
+        fields = dict(self._fixed_types) if fixed is not None else {}
+        for key, value in values.items():
             t = _SCALARS.get(type(value))
-            if t is None:
-                last = self._same.get(key)
-                if last is not None and last[0] is value:
-                    t = last[1]
-                else:
-                    t = type_of(value)
-                    self._same[key] = (value, t)
-            fields[key] = t
+            fields[key] = t if t is not None else type_of(value)
         self.type = unify(self.type, ("struct", fields))
+        meta = values if fixed is None or "label" in values else {**fixed, **values}
         label = meta.get("label")
         if type(label) is int and label >= 0:
             self.max_label = label if self.max_label is None else max(self.max_label, label)
