@@ -22,7 +22,7 @@ Still ~2× corrupt-tta's OpenCV float32 conversion at 224 px (which differs from
 the ~25 float64 passes the exact formulas need are the floor of a numpy implementation.
 
 Equality with the float path on all colours with two equal channels, a 86³ colour grid and random images is checked
-in ``tests/corruptions/test_imagenet_c.py``, on all 2²⁴ colours by ``scripts/check_hsv_exhaustive.py``.
+in ``tests/corruptions/test_imagenet_c_fast_paths.py``, on all 2²⁴ colours by ``scripts/check_hsv_exhaustive.py``.
 """
 
 from __future__ import annotations
