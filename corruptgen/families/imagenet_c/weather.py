@@ -175,16 +175,19 @@ def spatter(x: np.ndarray, loc: float, scale: float, sigma: float, threshold: fl
         if peak > 0:
             m /= peak
         m *= intensity
-        wet = m != 0  # elsewhere the reference adds 0: only the wet pixels are computed
-        out = img.copy()
-        out[wet] = img[wet] + m[wet][:, None] * _WATER
+        out = img + _per_channel(m, _WATER)
     else:
         from scipy import ndimage  # here: ~0.2 CPU-s to import, for mud spatter only
 
         mask = np.where(liquid > threshold, 1, 0).astype(np.float32)
         m = ndimage.gaussian_filter(mask, intensity, mode="nearest", truncate=4.0)  # float32 out, as skimage
         m[m < 0.8] = 0
-        m = m[..., None]
-        out = img * (1 - m)
-        out += _MUD * m
+        out = img * cv2.merge([1 - m] * 3)
+        out += _per_channel(m, _MUD)
     return np.clip(out, 0, 1, out=out)
+
+
+def _per_channel(layer: np.ndarray, colour: np.ndarray) -> np.ndarray:
+    """``layer[..., None] * colour`` for an HxW float32 layer, as one contiguous HxWx3 array (numpy's broadcast over
+    a last axis of 3 runs ~5× slower than three plane products merged by OpenCV; the values are the same)."""
+    return cv2.merge([layer * c for c in colour])
