@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-IMAGE_EXTS = (".jpg", ".jpeg", ".png", ".webp")
+from corruptgen.io.layout import image_field, split_member
 
 
 def members(build: Path) -> dict[str, dict[str, bytes]]:
@@ -49,7 +49,7 @@ def compare(a: Path, b: Path, tolerance: int = 1) -> tuple[list[str], bool]:
     rows, ok = [], True
     for subset in sorted(set(left) | set(right)):
         la, lb = left.get(subset, {}), right.get(subset, {})
-        images = sorted(n for n in set(la) | set(lb) if n.lower().endswith(IMAGE_EXTS))
+        images = sorted(n for n in set(la) | set(lb) if image_field(split_member(n)[1] or "") is not None)
         missing = [n for n in images if n not in la or n not in lb]
         same = sum(1 for n in images if n in la and n in lb and la[n] == lb[n])
         worst = max((max_grey_difference(la[n], lb[n]) for n in images if n in la and n in lb and la[n] != lb[n]),

@@ -20,9 +20,7 @@ import cv2
 import numpy as np
 
 from ..errors import CorruptgenError
-from ..io.layout import shard_subset
-
-IMAGE_EXTS = {"jpg", "jpeg", "png", "webp", "bmp", "tif", "tiff", "ppm"}
+from ..io.layout import image_fields, shard_subset
 
 
 @dataclass
@@ -239,12 +237,6 @@ def _peek_fields(url: str) -> list[str]:
     if first is None:
         raise CorruptgenError(f"shard {url} holds no samples")
     return list(first[1])
-
-
-def image_fields(fields: Sequence[str]) -> list[str]:
-    """The image fields of a sample, in frame order (``jpg`` or ``000.jpg``, ``001.jpg``, …)."""
-    imgs = [f for f in fields if f.rsplit(".", 1)[-1].lower() in IMAGE_EXTS]
-    return sorted(imgs, key=lambda f: (len(f), f))
 
 
 def subset_dataset(sd: SubsetData, streaming: bool):

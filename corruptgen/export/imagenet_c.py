@@ -15,7 +15,7 @@ from __future__ import annotations
 from ..reader import Build
 from .layouts import register_layout
 from .outdir import ExportDir
-from .samples import class_folders, image_fields, sample_label, subset_folder, wanted
+from .samples import class_folders, image_files, sample_label, subset_folder, wanted
 
 
 @register_layout(
@@ -43,7 +43,7 @@ def imagenet_c(build: Build, out: ExportDir, subsets: list[str], options: dict[s
                 out.folder(name, base)
             label = sample_label(meta, fields)
             folder = None if label is None else folder_of(label, meta)
-            images = image_fields(fields)
+            images = image_files(fields)
             if label is None:
                 out.skip(name, key, "unlabelled (no class to put it in)")
             elif folder is None:

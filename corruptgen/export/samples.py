@@ -3,27 +3,26 @@ the ``<corruption>/<severity>`` folder of a subset."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Any
 
 from ..errors import CorruptgenError
+from ..io.layout import image_field
 from ..reader import Build
 
 #: Shard field extension -> file extension (ImageNet's own files end in ``.JPEG``).
 EXTENSIONS = {"jpg": ".JPEG", "jpeg": ".JPEG", "png": ".png", "webp": ".webp"}
 CLASS_DIRS = ("auto", "wnid", "name", "index")
-_FRAME = re.compile(r"^(?:(?P<frame>[^.]+)\.)?(?P<ext>jpg|jpeg|png|webp)$", re.IGNORECASE)
 _IMAGENET_SOURCE_LAYOUTS = ("imagenet-wnid", "imagenet-val")
 
 
-def image_fields(fields: dict[str, bytes | None]) -> list[tuple[str | None, str, bytes]]:
+def image_files(fields: dict[str, bytes | None]) -> list[tuple[str | None, str, bytes]]:
     """``(frame or None, file extension, bytes)`` of a sample's image fields (``jpg`` or frames ``000.jpg``...)."""
     found = []
     for name, data in sorted(fields.items()):
-        match = _FRAME.match(name)
-        if match and data is not None:
-            found.append((match["frame"], EXTENSIONS[match["ext"].lower()], data))
+        kind = image_field(name)
+        if kind is not None and kind[1] in EXTENSIONS and data is not None:
+            found.append((kind[0], EXTENSIONS[kind[1]], data))
     return found
 
 
@@ -85,4 +84,4 @@ def subset_folder(build: Build, name: str, meta: dict[str, Any]) -> str:
 
 def wanted(field: str) -> bool:
     """The fields a layout reads: ``json``, ``cls`` and the image fields."""
-    return field in ("json", "cls") or _FRAME.match(field) is not None
+    return field in ("json", "cls") or image_field(field) is not None

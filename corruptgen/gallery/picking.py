@@ -11,17 +11,15 @@ every Δv). Then only the chosen members (json and one image each) are read.
 from __future__ import annotations
 
 import json
-import re
 import tarfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..io.layout import image_fields
 from ..io.tarread import iter_samples, read_members
 from ..quality.coverage import stored_delta_v
 from ..reader import Build
-
-_IMAGE = re.compile(r"^(?:[^.]+\.)?(?:jpg|jpeg|png|webp)$", re.IGNORECASE)
 
 
 @dataclass
@@ -47,7 +45,7 @@ def _wanted(fld: str) -> bool:
 
 def _image_member(key: str, fields: Iterable[str]) -> str | None:
     """The image a sample is shown by: its single image, or the last frame of a sequence (``040.jpg``)."""
-    images = sorted(f for f in fields if _IMAGE.match(f))
+    images = image_fields(fields)
     return f"{key}.{images[-1]}" if images else None
 
 

@@ -4,8 +4,15 @@ metadata, ``cls`` label)."""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
+
 DATA_DIR = "data"
 SHARD_GLOB = f"{DATA_DIR}/*/*.tar"
+#: File extensions read as images: image files of a folder source, image members of a WebDataset sample (builds
+#: write ``jpg``, ``png`` or ``webp``; readers take what other writers use too).
+IMAGE_EXTENSIONS = frozenset({"jpg", "jpeg", "png", "webp", "bmp", "tif", "tiff", "ppm", "pgm", "gif"})
+_IMAGE_FIELD = re.compile(r"^(?:(?P<frame>.+)\.)?(?P<ext>[^.]+)$")
 
 
 def shard_relpath(subset: str, chunk: int, split: str = "test") -> str:
@@ -19,6 +26,20 @@ def shard_subset(relpath: str) -> str | None:
     if len(parts) == 3 and parts[0] == DATA_DIR and parts[2].endswith(".tar"):
         return parts[1]
     return None
+
+
+def image_field(field: str) -> tuple[str | None, str] | None:
+    """``(frame or None, lower-case extension)`` when a sample field is an image (``jpg``, or the frame ``000.jpg`` of a
+    sequence), else ``None``."""
+    match = _IMAGE_FIELD.match(field)
+    if match is None or match["ext"].lower() not in IMAGE_EXTENSIONS:
+        return None
+    return match["frame"], match["ext"].lower()
+
+
+def image_fields(fields: Iterable[str]) -> list[str]:
+    """The image fields of a sample in frame order (``jpg``; or ``000.jpg``, ``001.jpg``, …)."""
+    return sorted((f for f in fields if image_field(f) is not None), key=lambda f: (len(f), f))
 
 
 def split_member(name: str) -> tuple[str | None, str | None]:

@@ -27,13 +27,13 @@ import numpy as np
 
 from ..errors import CorruptgenError
 from ..io import tarread
+from ..io.layout import image_field
 
 BINS = 40
 MIN_COUNT = 20
 MAX_COMPUTED = 1000  # samples per subset whose Δv is computed (VIF) by default
 #: Sample-json ``params`` keys that hold the measured perceived change Δv (Shen et al., VCR: Δv = max(0, 1 − VIF)).
 DELTA_V_KEYS = ("delta_v", "dv", "vd_score")
-IMAGE_EXTS = ("jpg", "jpeg", "png", "webp")
 
 
 @dataclass
@@ -98,12 +98,13 @@ def iter_samples(shard: str | Path, *, images: bool) -> Iterator[tuple[dict[str,
     """(metadata, image bytes or None, is_sequence) of every sample of a WebDataset tar (path or URL), in order."""
 
     def want(fld: str) -> bool:
-        return fld == "json" or (images and fld.lower() in IMAGE_EXTS)
+        return fld == "json" or (images and image_field(fld) is not None)
 
     for key, fields in tarread.iter_samples(shard, want):
         meta = json.loads(fields["json"]) if fields.get("json") else {"key": key}
-        image = next((fields[f] for f in fields if f.lower() in IMAGE_EXTS and fields[f] is not None), None)
-        frames = any(f.rsplit(".", 1)[-1].lower() in IMAGE_EXTS and "." in f for f in fields)
+        kinds = {f: image_field(f) for f in fields}  # (frame or None, extension) of the image fields
+        image = next((fields[f] for f, k in kinds.items() if k and k[0] is None and fields[f] is not None), None)
+        frames = any(k and k[0] is not None for k in kinds.values())
         yield meta, image, frames
 
 

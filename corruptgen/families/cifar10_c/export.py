@@ -21,7 +21,7 @@ from PIL import Image
 
 from ...export.layouts import register_layout
 from ...export.outdir import ExportDir
-from ...export.samples import image_fields, sample_label, wanted
+from ...export.samples import image_files, sample_label, wanted
 from ...reader import Build
 
 SEVERITIES = (1, 2, 3, 4, 5)
@@ -30,7 +30,7 @@ SEVERITIES = (1, 2, 3, 4, 5)
 def _samples(build: Build, subset: str, out: ExportDir) -> Iterator[tuple[str, int | None, np.ndarray]]:
     """``(key, label, HxWx3 uint8)`` of a subset's single-image samples, in shard (= source) order."""
     for key, fields in build.iter_samples(subset, wanted):
-        images = image_fields(fields)
+        images = image_files(fields)
         if len(images) != 1 or images[0][0] is not None:
             out.skip(subset, key, "not a single image")
             continue

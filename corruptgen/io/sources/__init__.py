@@ -26,9 +26,10 @@ import sys
 from collections.abc import Callable
 
 from corruptgen.errors import CorruptgenError
+from corruptgen.io.layout import IMAGE_EXTENSIONS
 from corruptgen.registry import Registry
 
-from .base import IMAGE_EXTENSIONS, Source, SourceItem
+from .base import Source, SourceItem
 from .hf import HFSource, _parse_hf_spec
 from .imagefolder import ImageFolderSource
 from .samples import SamplesSource

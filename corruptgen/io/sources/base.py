@@ -25,7 +25,6 @@ from corruptgen.io.lock import LOCK_NAME
 if TYPE_CHECKING:
     import numpy as np
 
-IMAGE_EXTENSIONS = frozenset({"jpg", "jpeg", "png", "webp", "bmp", "tif", "tiff", "ppm", "pgm", "gif"})
 #: Labels of a source that declares no class count must be below this (ImageNet-21k has 21,841 classes, Google
 #: Landmarks v2 about 200,000): a label is a class index, and readers size class tables by it.
 MAX_CLASSES = 1_000_000

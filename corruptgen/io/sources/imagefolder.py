@@ -7,9 +7,9 @@ import os
 
 from corruptgen.errors import CorruptgenError
 from corruptgen.io.labels import NUM_CLASSES, imagenet_class_index, imagenet_names, imagenet_val_labels
+from corruptgen.io.layout import IMAGE_EXTENSIONS
 
 from .base import (
-    IMAGE_EXTENSIONS,
     Source,
     SourceItem,
     _path_keys,

@@ -16,6 +16,7 @@ from typing import Any, BinaryIO
 
 from corruptgen.errors import CorruptgenError
 from corruptgen.io.decode import BadImageError
+from corruptgen.io.layout import IMAGE_EXTENSIONS
 
 from .base import (
     Source,
@@ -28,7 +29,6 @@ from .base import (
     too_many_bytes,
 )
 
-_WDS_IMAGE_EXTENSIONS = frozenset({"jpg", "jpeg", "png", "webp", "ppm", "bmp", "tif", "tiff"})
 _WDS_MEMBER = re.compile(r"^((?:.*/|)[^.]+)[.]([^/]*)$")  # webdataset's base_plus_ext rule
 _MAX_OPEN_SHARDS = 8
 _MAX_LABEL_BYTES = 2**20  # .cls / .json members read while scanning
@@ -115,7 +115,7 @@ class WebDatasetSource(Source):
         return [r for r in records if r is not None]
 
     def _sample_record(self, tf: tarfile.TarFile, shard: int, key: str, members: list[tarfile.TarInfo]) -> dict | None:
-        image = next((m for m in members if _extension(m) in _WDS_IMAGE_EXTENSIONS), None)
+        image = next((m for m in members if _extension(m) in IMAGE_EXTENSIONS), None)
         if image is None:
             self.skipped_samples += 1
             return None
