@@ -26,6 +26,7 @@ from .build_dir import check_output, prepare_output, reuse_built, settings_id, s
 from .chunk import ChunkTask, source_for
 from .errors import CorruptgenError
 from .executors import run_tasks
+from .family import find_benchmark
 from .fingerprint import FIELD, stale_shards
 from .io.hashing import sha256_file
 from .io.layout import shard_relpath
@@ -184,6 +185,9 @@ def render(
     n = len(source)
     if n == 0:
         raise CorruptgenError(f"source {plan.source.spec!r} has no images")
+    benchmark = find_benchmark(plan.benchmark)
+    if benchmark is not None:
+        benchmark.check_source(plan, source)
     with build_lock(out, wait=wait_lock, force_unlock=force_unlock):
         previous = prepare_output(out, plan, n, overwrite=overwrite)
         result = _execute(plan, out, target, source, previous, run, invocation)

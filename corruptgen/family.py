@@ -7,12 +7,15 @@ import difflib
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import CorruptgenError, UnknownNameError
 from .plan import Plan, SourceSpec, Subset
 from .preprocess import Preprocess, get_preprocess
 from .registry import Registry
+
+if TYPE_CHECKING:
+    from .io.sources import Source
 
 CLEAN = Subset(name="clean", corruption=None)
 
@@ -84,6 +87,11 @@ class Benchmark:
     def family_options(self, options: dict[str, Any]) -> dict[str, Any]:
         """Canonical family options (part of the plan id): unset ones dropped; subclasses normalise values."""
         return {k: v for k, v in options.items() if v is not None and v is not False}
+
+    def check_source(self, plan: Plan, source: Source) -> None:
+        """Refuse, in one line, a source ``plan`` cannot be rendered from faithfully (the adversarial family: labels
+        its surrogate does not share); called once on the opened source, before anything is rendered. The default
+        takes any source."""
 
     def clean_subset(self, size: int | None) -> Subset:
         """The clean reference subset (same preprocessing, no corruption)."""

@@ -5,11 +5,8 @@ the same classes. :func:`plan_labels` decides, before any image is scored, and r
 or cannot be told apart (``--labels check``, the default); the user states a match (``--labels match``), scores
 without labels (``--labels ignore``) or maps the model's classes onto the build's (``--class-map FILE``).
 
-A build's label space comes from its manifest (the bundled photos and ImageNet folders carry ImageNet-1k indices)
-and from the label names its samples record (``label_name`` in the sample JSON): names that are ImageNet's at their
-index mean ImageNet-1k, other names a space of their own, none at all unnamed indices. A model's comes from the
-class names it declares (``class_names``, or ``corruptgen_config["class_names"]``), else from its output count:
-1000 outputs are taken as ImageNet-1k in the standard (sorted-wnid) order.
+A build's label space comes from its manifest's source and from the label names its samples record (``label_name``
+in the sample JSON); how spaces are told apart: :mod:`corruptgen.models.labels`.
 """
 
 from __future__ import annotations
@@ -18,7 +15,6 @@ import json
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +23,15 @@ import numpy as np
 from ..errors import CorruptgenError
 from ..io.hashing import sha256_file
 from ..io.labels import NUM_CLASSES
+from ..models.labels import (
+    LabelSpace,
+    imagenet_index,
+    imagenet_source,
+    labels_space,
+    model_label_space,
+    norm_name,
+    same_space,
+)
 from ..models.loading import EvalModel
 from .data import EvalSource, SubsetData, peek_samples
 
@@ -35,69 +40,17 @@ MODES = ("check", "match", "ignore")
 PEEK = 256
 
 
-@dataclass(frozen=True)
-class LabelSpace:
-    """The classes behind class indices: ImageNet-1k, named classes (index -> name) or unnamed indices."""
-
-    description: str
-    imagenet: bool = False
-    names: Mapping[int, str] | None = None
-
-
-IMAGENET_1K = LabelSpace("ImageNet-1k (1000 classes)", imagenet=True)
-
-
-def _norm(name: str) -> str:
-    return " ".join(str(name).replace("_", " ").split()).casefold()
-
-
-@cache
-def _imagenet_index() -> dict[str, frozenset[int]]:
-    """Every name an ImageNet class goes by -> its indices: the short name (and the card's ``name (wnid)`` form),
-    each synonym of its synset, the whole synset string, its wnid."""
-    from ..io.labels import imagenet_names, imagenet_synsets, imagenet_wnids
-
-    index: dict[str, set[int]] = {}
-    rows = zip(imagenet_names(), imagenet_synsets(), imagenet_wnids(), strict=True)
-    for i, (short, synset, wnid) in enumerate(rows):
-        for name in (short, f"{short} ({wnid})", synset, wnid, *synset.split(", ")):
-            index.setdefault(_norm(name), set()).add(i)
-    return {name: frozenset(found) for name, found in index.items()}
-
-
-def _is_imagenet(names: Mapping[int, str]) -> bool:
-    table = _imagenet_index()
-    return bool(names) and all(i in table.get(_norm(n), ()) for i, n in names.items())
-
-
-def _named(names: Mapping[int, str], what: str) -> LabelSpace:
-    shown = ", ".join(names[i] for i in sorted(names)[:4]) + (", …" if len(names) > 4 else "")
-    return LabelSpace(f"{what} ({shown})", names=dict(names))
-
-
 def build_label_space(src: EvalSource, selected: Sequence[SubsetData]) -> LabelSpace | None:
     """The label space of the selected subsets (``None``: no labels), from the manifest and the first samples."""
     source = (src.manifest or {}).get("source") or {}
-    if source and not source.get("labelled"):
-        return None
-    if source.get("kind") == "samples" or source.get("layout") in ("imagenet-wnid", "imagenet-val"):
-        return IMAGENET_1K
     seen: dict[int, str | None] = {}
-    for _, fields in peek_samples(selected[0].files[0], PEEK, ("json", "cls")):
-        meta = json.loads(fields["json"]) if fields.get("json") else {}
-        label = _int(meta.get("label", fields["cls"].decode(errors="replace") if fields.get("cls") else None))
-        if label is not None and label >= 0:
-            seen[label] = seen.get(label) or meta.get("label_name")
-    if not seen and not source:
-        return None
-    named = {i: str(n) for i, n in seen.items() if n and str(n) != str(i)}  # "3" for 3 (ClassLabel(num_classes))
-    if named and _is_imagenet(named):
-        return IMAGENET_1K
-    if named:
-        return _named(named, f"classes named by the build, {len(named)} seen")
-    where = source.get("spec") or src.spec
-    span = f", {min(seen)}–{max(seen)} seen" if seen else ""
-    return LabelSpace(f"unnamed class indices of {where}{span}")
+    if not (source and not source.get("labelled")) and not imagenet_source(source):
+        for _, fields in peek_samples(selected[0].files[0], PEEK, ("json", "cls")):
+            meta = json.loads(fields["json"]) if fields.get("json") else {}
+            label = _int(meta.get("label", fields["cls"].decode(errors="replace") if fields.get("cls") else None))
+            if label is not None and label >= 0:
+                seen[label] = seen.get(label) or meta.get("label_name")
+    return labels_space(source, seen, named_by="the build", where=source.get("spec") or src.spec)
 
 
 def _int(value: Any) -> int | None:
@@ -105,29 +58,6 @@ def _int(value: Any) -> int | None:
         return None if value is None or isinstance(value, bool) else int(str(value).strip())
     except ValueError:
         return None
-
-
-def model_label_space(model: EvalModel, outputs: int | None = None) -> LabelSpace | None:
-    """The label space of a model's outputs (``None``: not known before its first batch)."""
-    declared = getattr(model.forward, "corruptgen_config", None) or {}
-    names = getattr(model.forward, "class_names", None) or declared.get("class_names")
-    if names:
-        table = {i: str(n) for i, n in enumerate(names)}
-        return IMAGENET_1K if len(table) == NUM_CLASSES and _is_imagenet(table) else _named(table, "its classes")
-    count = model.num_classes or outputs
-    if count is None:
-        return None
-    if count == NUM_CLASSES:
-        return IMAGENET_1K  # 1000 outputs without names: the standard ImageNet-1k order
-    return LabelSpace(f"{count} unnamed outputs")
-
-
-def _same(build: LabelSpace, model: LabelSpace) -> bool:
-    if build.imagenet or model.imagenet:
-        return build.imagenet and model.imagenet
-    if build.names is None or model.names is None:
-        return False
-    return all(_norm(model.names.get(i, "")) == _norm(n) for i, n in build.names.items())
 
 
 @dataclass
@@ -159,7 +89,7 @@ class ModelLabels:
             size = outputs or self.model.num_classes or len(space.names or ()) or NUM_CLASSES
             self.table = _class_table(self.class_map, space, size, self.model.name, self.build)
             self.map_source = {**(self.map_source or {}), "mapped_classes": int((self.table >= 0).sum())}
-        elif not _same(self.build, space):
+        elif not same_space(self.build, space):
             raise CorruptgenError(
                 f"label spaces differ: the build's labels are {self.build.description} but model {self.model.name} "
                 f"predicts {space.description}, so its accuracy would be meaningless; if they are the same classes "
@@ -242,11 +172,11 @@ def _index(value: Any, space: LabelSpace | None, size: int | None, whose: str) -
         if index < 0 or (size is not None and index >= size):
             raise CorruptgenError(f"--class-map: class {index} is not one of {whose}'s classes")
         return index
-    wanted = _norm(text)
+    wanted = norm_name(text)
     if space is not None and space.imagenet:
-        found = sorted(_imagenet_index().get(wanted, ()))
+        found = sorted(imagenet_index().get(wanted, ()))
     else:
-        found = [i for i, n in ((space.names or {}) if space else {}).items() if _norm(n) == wanted]
+        found = [i for i, n in ((space.names or {}) if space else {}).items() if norm_name(n) == wanted]
     if len(found) != 1:
         why = "is ambiguous" if found else "is not a class name"
         raise CorruptgenError(f"--class-map: {text!r} {why} of {whose} (use its index)")

@@ -8,12 +8,12 @@ from typing import Any
 
 from ..errors import CorruptgenError
 from ..io.layout import image_field
+from ..models.labels import imagenet_source
 from ..reader import Build
 
 #: Shard field extension -> file extension (ImageNet's own files end in ``.JPEG``).
 EXTENSIONS = {"jpg": ".JPEG", "jpeg": ".JPEG", "png": ".png", "webp": ".webp"}
 CLASS_DIRS = ("auto", "wnid", "name", "index")
-_IMAGENET_SOURCE_LAYOUTS = ("imagenet-wnid", "imagenet-val")
 
 
 def image_files(fields: dict[str, bytes | None]) -> list[tuple[str | None, str, bytes]]:
@@ -40,8 +40,7 @@ def sample_label(meta: dict[str, Any], fields: dict[str, bytes | None]) -> int |
 def imagenet_labelled(build: Build) -> bool:
     """True when the build's source carries ImageNet-1k indices (the ``samples`` photos, ImageNet wnid folders, the
     flat validation folder, file lists over them)."""
-    source = build.manifest.get("source") or {}
-    return source.get("kind") == "samples" or source.get("layout") in _IMAGENET_SOURCE_LAYOUTS
+    return imagenet_source(build.manifest.get("source") or {})
 
 
 def class_folders(build: Build, mode: str = "auto") -> tuple[str, Callable[[int, dict[str, Any]], str | None]]:

@@ -105,6 +105,16 @@ def _wds_tars(work: Path) -> None:
                     tar.addfile(info, io.BytesIO(data))
 
 
+def _cifar_npy(work: Path) -> None:
+    """``images.npy``, ``labels.npy``: CIFAR-style arrays (32×32 crops of the sample photos, CIFAR-10 class indices)."""
+    import numpy as np
+    import skimage.data
+
+    photos = [skimage.data.chelsea(), skimage.data.coffee(), skimage.data.rocket(), skimage.data.astronaut()]
+    np.save(work / "images.npy", np.stack([np.ascontiguousarray(p[100:228:4, 100:228:4, :3]) for p in photos]))
+    np.save(work / "labels.npy", np.array([3, 4, 0, 6]))  # cat, deer, airplane, frog: CIFAR-10's order
+
+
 def _imagenet_list(work: Path) -> None:
     """``imagenet/val/<wnid>/ILSVRC2012_val_*.JPEG`` and a RobustBench-format ``imagenet_test_image_ids.txt``."""
     sys.path.insert(0, str(REPO / "tests" / "export"))
@@ -120,6 +130,7 @@ FIXTURES = {
     "photos": _photos,
     "hf-dataset": _hf_dataset,
     "wds-tars": _wds_tars,
+    "cifar-npy": _cifar_npy,
 }
 
 

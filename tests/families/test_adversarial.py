@@ -126,3 +126,56 @@ def test_default_surrogate_is_efficientnet_lite0(tmp_path):
     p = meta["params"]
     assert p["label_source"] == "surrogate" and p["surrogate_pred_adv"] != p["surrogate_pred_clean"]
     assert p["linf"] <= 0.04 and math.floor(255 * 0.04) == round(255 * p["linf"])
+
+
+def _npy_source(folder, labels) -> str:
+    """An ``npy:`` source of random 24×24 images whose labels are unnamed class indices (as CIFAR arrays)."""
+    images = np.random.default_rng(0).integers(0, 256, (len(labels), 24, 24, 3), dtype=np.uint8)
+    np.save(folder / "images.npy", images)
+    np.save(folder / "labels.npy", np.asarray(labels))
+    return f"npy:{folder / 'images.npy'}:{folder / 'labels.npy'}"
+
+
+def _class_folders(folder, names) -> str:
+    for i, name in enumerate(names):
+        (folder / name).mkdir(parents=True)
+        Image.fromarray(np.full((24, 24, 3), 40 * i, dtype=np.uint8)).save(folder / name / "a.png")
+    return f"imagefolder:{folder}"
+
+
+@pytest.mark.parametrize("kind", ["unnamed", "named"])
+def test_labels_of_another_space_are_refused_before_anything_is_crafted(tmp_path, capsys, kind):
+    """CIFAR-style indices (or cat/dog folders) are not the ImageNet surrogate's classes: attacking away from them
+    would be meaningless, so the build refuses in one line, before any output exists."""
+    source = _npy_source(tmp_path, [3, 7, 1]) if kind == "unnamed" else _class_folders(tmp_path / "in", ["cat", "dog"])
+    out = tmp_path / "out"
+    code = main(["build", "adversarial", "--source", source, "--surrogate", TINY, "--attacks", "fgsm:eps=0.04",
+                 "--size", "16", "--out", str(out), "--no-progress"])  # fmt: skip
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1, err
+    described = "unnamed class indices" if kind == "unnamed" else "classes named by the source"
+    assert "label spaces differ" in err and described in err and "--labels match" in err
+    assert not out.exists()
+
+
+def test_labels_match_uses_them_and_ignore_attacks_the_surrogates_decisions(tmp_path):
+    labels = [3, 7, 1]
+    source = _npy_source(tmp_path, labels)
+    found = {}
+    for mode in ("match", "ignore"):
+        corruptgen.build("adversarial", source=source, out=tmp_path / mode, attacks="fgsm:eps=0.04", surrogate=TINY,
+                         size=16, labels=mode, progress=False)  # fmt: skip
+        build = Build.open(tmp_path / mode / "adversarial")
+        found[mode] = [meta["params"] for _, meta in _images(build, "fgsm_eps0_04").values()]
+    assert sorted(p["label"] for p in found["match"]) == sorted(labels)
+    assert {p["label_source"] for p in found["match"]} == {"source"}
+    assert {p["label_source"] for p in found["ignore"]} == {"surrogate"}
+    assert [p["label"] for p in found["ignore"]] == [p["surrogate_pred_clean"] for p in found["ignore"]]
+
+
+def test_labels_check_is_the_default_plan():
+    """``--labels check`` only refuses: its plans (and ids) are those of a build without the option."""
+    default = corruptgen.make_plan("adversarial", surrogate=TINY, attacks="fgsm:eps=0.04")
+    assert corruptgen.make_plan("adversarial", surrogate=TINY, attacks="fgsm:eps=0.04", labels="check") == default
+    ignore = corruptgen.make_plan("adversarial", surrogate=TINY, attacks="fgsm:eps=0.04", labels="ignore")
+    assert ignore.plan_id != default.plan_id

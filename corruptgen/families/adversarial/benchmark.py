@@ -12,6 +12,12 @@ Selections (``--selection``):
 :func:`corruptgen.models.load_model` loads (default ``efficientnet_lite0``); its spec and weights' sha256 are part of
 every subset's options, so of the plan id, the manifest and the card. Images are stored as PNG unless ``--format``
 asks otherwise: JPEG at quality 85 destroys an ε = 0.04 perturbation.
+
+``--labels`` (as ``corruptgen eval``'s): an attack moves away from a sample's label on the surrogate, which means
+something only when the source's labels index the surrogate's classes. ``check`` (the default) refuses, before any
+sample is crafted, a source whose labels are another space or cannot be told to be the surrogate's (unnamed class
+indices, e.g. an ``npy:`` array); ``match`` states that they are; ``ignore`` attacks every sample away from the
+surrogate's own clean decision, as for an unlabelled source.
 """
 
 from __future__ import annotations
@@ -19,14 +25,18 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...attacks.spec import AttackSpec, parse_attacks
 from ...errors import CorruptgenError
 from ...family import CLEAN, Benchmark, Grid, Option, register_benchmark
+from ...models.labels import labels_space, same_space
 from ...plan import Plan, SourceSpec, Subset
-from .corruptions import FAMILY
+from .corruptions import FAMILY, IGNORE_LABELS
 from .surrogate import canonical_spec, load_surrogate
+
+if TYPE_CHECKING:
+    from ...io.sources import Source
 
 CITE = ("A. Laugros. Robustness of Neural Networks to Synthetic Corruptions and Adversarial Attacks. PhD thesis, "
         "Université Grenoble Alpes, 2022 (§2.3.2.2, §3.2, §3.3.3.1); Laugros, Caplier, Ospici, ICCV Workshops 2019 "
@@ -41,7 +51,10 @@ OPTIONS = (
            "torchscript:<file>, timm:<name>)"),
     Option("selection", f"named attack set: {', '.join(SELECTIONS)} (default {DEFAULT_SELECTION})"),
     Option("attacks", "attacks to craft instead, e.g. pgd:eps=0.02,mi_fgsm:eps=0.08,cw_l2"),
+    Option("labels", "check (default): refuse source labels that are not the surrogate's classes; match: they are; "
+           "ignore: attack the surrogate's own clean decisions"),
 )  # fmt: skip
+LABEL_MODES = ("check", "match", "ignore")
 
 
 def selection_specs(name: str) -> tuple[AttackSpec, ...]:
@@ -50,9 +63,13 @@ def selection_specs(name: str) -> tuple[AttackSpec, ...]:
     return parse_attacks(SELECTIONS[name])
 
 
-def _subset(spec: AttackSpec, surrogate: str | None = None, sha256: str | None = None) -> Subset:
-    """The subset of ``spec`` (with the surrogate's spec and weights' sha256 once chosen: every plan has them)."""
+def _subset(spec: AttackSpec, surrogate: str | None = None, sha256: str | None = None, labels: str | None = None,
+            ) -> Subset:  # fmt: skip
+    """The subset of ``spec`` (with the surrogate's spec and weights' sha256 once chosen: every plan has them; with
+    ``labels="ignore"``, the option that makes it attack the surrogate's clean decisions)."""
     options = {**dict(spec.params), **({"surrogate": surrogate, "surrogate_sha256": sha256} if surrogate else {})}
+    if labels == "ignore":
+        options[IGNORE_LABELS] = True
     return Subset(name=spec.subset_name, corruption=f"{FAMILY}/{spec.name}", options=tuple(sorted(options.items())))
 
 
@@ -60,11 +77,12 @@ class Adversarial(Benchmark):
     """The adversarial family: subsets from a selection, ``--subsets`` or ``--attacks``, on one surrogate."""
 
     def select(self, names: str | Sequence[str] | None, surrogate: str | None = None, selection: str | None = None,
-               attacks: str | None = None, surrogate_sha256: str | None = None,
+               attacks: str | None = None, surrogate_sha256: str | None = None, labels: str | None = None,
                **other: Any) -> tuple[Subset, ...]:  # fmt: skip
         if other:
             flags = ", ".join("--" + k.replace("_", "-") for k in other)
-            raise CorruptgenError(f"{self.name} takes no option {flags} (it has --surrogate, --selection, --attacks)")
+            raise CorruptgenError(f"{self.name} takes no option {flags} (it has --surrogate, --selection, --attacks, "
+                                  "--labels)")  # fmt: skip
         chosen = [flag for flag, value in (("--subsets", names), ("--selection", selection), ("--attacks", attacks))
                   if value is not None]  # fmt: skip
         if len(chosen) > 1:
@@ -81,7 +99,7 @@ class Adversarial(Benchmark):
         if model is not None and surrogate_sha256 not in (None, model.sha256):
             raise CorruptgenError(f"surrogate {model.spec}: weights sha256 {model.sha256[:12]}…, the plan has "
                                   f"{surrogate_sha256[:12]}…")  # fmt: skip
-        return tuple(CLEAN if s is None else _subset(s, model.spec, model.sha256) for s in specs)
+        return tuple(CLEAN if s is None else _subset(s, model.spec, model.sha256, labels) for s in specs)
 
     @property
     def specs(self) -> dict[str, AttackSpec]:
@@ -92,6 +110,10 @@ class Adversarial(Benchmark):
         weights' sha256 (so both are in the manifest and the card), the selection name, the attack list in canonical
         syntax. Loading the surrogate here fails early, in one line, when it cannot be loaded or differentiated."""
         out = super().family_options(options)
+        if out.get("labels") not in (None, *LABEL_MODES):
+            raise CorruptgenError(f"--labels must be one of {', '.join(LABEL_MODES)}, got {out['labels']!r}")
+        if out.get("labels") == "check":
+            del out["labels"]  # the default: plans (and their ids) as without the option
         if "selection" in out:
             selection_specs(out["selection"])
         if "attacks" in out:
@@ -99,6 +121,31 @@ class Adversarial(Benchmark):
         model = load_surrogate(canonical_spec(out.get("surrogate")))  # after the cheap checks
         out["surrogate"], out["surrogate_sha256"] = model.spec, model.sha256
         return out
+
+    def check_source(self, plan: Plan, source: Source) -> None:
+        """With ``--labels check`` (the default), refuse in one line a labelled source whose labels are not known to
+        index the surrogate's classes (another set of names, or unnamed indices)."""
+        options = dict(plan.family_options)
+        if options.get("labels", "check") != "check" or not source.labelled:
+            return
+        if not any(s.corruption for s in plan.subsets):  # a clean-only build attacks nothing
+            return
+        seen: dict[int, str | None] = {}
+        for item in source.items():
+            if item.label is not None and item.label >= 0:
+                seen[item.label] = seen.get(item.label) or item.label_name
+        space = labels_space(source.describe(), seen, named_by="the source", where=source.spec)
+        if space is None:
+            return
+        surrogate = load_surrogate(canonical_spec(options.get("surrogate")))
+        if surrogate.space is None or not same_space(space, surrogate.space):
+            model = "an unknown label space" if surrogate.space is None else surrogate.space.description
+            raise CorruptgenError(
+                f"label spaces differ: the source's labels are {space.description} but surrogate {surrogate.spec} "
+                f"predicts {model}, so attacking away from them would be meaningless; if they are the surrogate's "
+                "classes pass --labels match (Python: labels='match'), to attack the surrogate's own clean "
+                "decisions --labels ignore (see docs/adversarial.md)"
+            )
 
     def plan(self, *, source: SourceSpec | str = "samples", subsets=None, clean: bool = True,
              preprocess: str | None = None, size: int | None = None, **options: Any) -> Plan:  # fmt: skip

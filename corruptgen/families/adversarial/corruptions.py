@@ -3,7 +3,8 @@ attack (``adversarial/pgd``, ...), its settings and the surrogate (spec and weig
 
 They take the sample's label (context ``label``): untargeted attacks move away from it, least-likely ones pick their
 target against it; an unlabelled sample is attacked away from the surrogate's own clean decision (recorded as
-``label_source: "surrogate"``), as is usual when labels are unknown.
+``label_source: "surrogate"``), as is usual when labels are unknown, and so is every sample of a subset whose
+option :data:`IGNORE_LABELS` is set (``--labels ignore``).
 """
 
 from __future__ import annotations
@@ -19,10 +20,12 @@ from ...errors import CorruptgenError
 
 FAMILY = "adversarial"
 SURROGATE_KEYS = ("surrogate", "surrogate_sha256")
+#: subset option: attack the surrogate's clean decisions, not the source's labels
+IGNORE_LABELS = "ignore_labels"
 
 
 def _spec(name: str, options: Mapping[str, Any]):
-    return make_attack(name, **{k: v for k, v in options.items() if k not in SURROGATE_KEYS})
+    return make_attack(name, **{k: v for k, v in options.items() if k not in (*SURROGATE_KEYS, IGNORE_LABELS)})
 
 
 def _check(name: str):
@@ -45,6 +48,7 @@ def _corruption(name: str) -> Corruption:
            label: int | None = None, **settings: Any) -> tuple[np.ndarray, dict[str, Any]]:  # fmt: skip
         from .render import craft_batch
 
+        label = None if settings.get(IGNORE_LABELS) else label
         out, params = craft_batch(_spec(name, settings), surrogate, surrogate_sha256, image[None], [rng], [label])
         return out[0], params[0]
 
@@ -53,7 +57,7 @@ def _corruption(name: str) -> Corruption:
                  **settings: Any) -> tuple[list[np.ndarray], list[dict[str, Any]]]:  # fmt: skip
         from .render import craft_batch
 
-        labels = [None] * len(images) if labels is None else labels
+        labels = [None] * len(images) if labels is None or settings.get(IGNORE_LABELS) else labels
         return craft_batch(_spec(name, settings), surrogate, surrogate_sha256, images, rngs, labels, device)
 
     return Corruption(name=name, family=FAMILY, fn=fn, batch_fn=batch_fn, params=dict(kind.defaults), cite=kind.cite,

@@ -12,6 +12,7 @@ import functools
 from dataclasses import dataclass
 
 from ...errors import CorruptgenError
+from ...models.labels import LabelSpace, model_label_space
 
 DEFAULT_SURROGATE = "efficientnet_lite0"
 
@@ -25,6 +26,7 @@ class Surrogate:
     spec: str
     sha256: str
     num_classes: int
+    space: LabelSpace | None = None  # the classes its outputs index (corruptgen.models.labels)
 
 
 def canonical_spec(spec: str | None) -> str:
@@ -62,4 +64,4 @@ def load_surrogate(spec: str, device: str = "cpu") -> Surrogate:
         classifier = differentiable(model, "surrogate", torch.float64)
         classes = classifier(torch.zeros(1, 3, classifier.size, classifier.size, dtype=torch.float64,
                                          device=device)).shape[1]  # fmt: skip
-    return Surrogate(classifier, model.name, spec, str(sha), int(classes))
+    return Surrogate(classifier, model.name, spec, str(sha), int(classes), model_label_space(model, int(classes)))
