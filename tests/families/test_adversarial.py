@@ -179,3 +179,12 @@ def test_labels_check_is_the_default_plan():
     assert corruptgen.make_plan("adversarial", surrogate=TINY, attacks="fgsm:eps=0.04", labels="check") == default
     ignore = corruptgen.make_plan("adversarial", surrogate=TINY, attacks="fgsm:eps=0.04", labels="ignore")
     assert ignore.plan_id != default.plan_id
+
+
+def test_a_source_without_any_label_needs_no_check(tmp_path):
+    """Labels all -1 (unknown): nothing to compare, every sample is attacked away from the surrogate's decision."""
+    source = _npy_source(tmp_path, [-1, -1])
+    corruptgen.build("adversarial", source=source, out=tmp_path / "out", attacks="fgsm:eps=0.04", surrogate=TINY,
+                     size=16, progress=False)  # fmt: skip
+    samples = _images(Build.open(tmp_path / "out" / "adversarial"), "fgsm_eps0_04")
+    assert {meta["params"]["label_source"] for _, meta in samples.values()} == {"surrogate"}

@@ -134,6 +134,8 @@ class Adversarial(Benchmark):
         for item in source.items():
             if item.label is not None and item.label >= 0:
                 seen[item.label] = seen.get(item.label) or item.label_name
+        if not seen:  # every sample unlabelled: each is attacked away from the surrogate's decision
+            return
         space = labels_space(source.describe(), seen, named_by="the source", where=source.spec)
         if space is None:
             return
