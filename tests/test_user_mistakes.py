@@ -206,3 +206,23 @@ def test_listing_families_imports_neither_torch_nor_albumentations():
         "assert not heavy, heavy\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+@pytest.mark.parametrize("family, options", [
+    ("opticsbench", {"subsets": "astigmatism_s1"}),
+    ("adversarial", {"attacks": "fgsm:eps=0.04", "surrogate": "tiny_models:TinySurrogate", "labels": "ignore"}),
+])  # fmt: skip
+def test_unresized_inputs_reach_torch_without_a_warning(tmp_path, family, options):
+    """``--preprocess none`` with inputs of two sizes: no batch, each decoded (read-only) image goes to torch alone;
+    no "non-writable array" UserWarning may reach the user's terminal."""
+    from PIL import Image
+
+    (tmp_path / "in").mkdir()
+    rng = np.random.default_rng(0)
+    for name, shape in (("a", (40, 48, 3)), ("b", (30, 30, 3))):
+        Image.fromarray(rng.integers(0, 256, shape, dtype=np.uint8)).save(tmp_path / "in" / f"{name}.png")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        result = corruptgen.build(family, source=f"imagefolder:{tmp_path / 'in'}", preprocess="none",
+                                  out=tmp_path / "out", progress=False, **options)  # fmt: skip
+    assert result.manifest["counts"]["samples"] == 4

@@ -48,7 +48,7 @@ def _craft(spec, surrogate_spec, sha256, images, rngs, labels, device):
                               f"{surrogate.sha256[:12]}…, plan has {sha256[:12]}…)")  # fmt: skip
     eps = [spec.sample_eps(rng) for rng in rngs]
     model = surrogate.classifier
-    clean = torch.from_numpy(np.ascontiguousarray(images)).to(device)
+    clean = torch.from_numpy(np.require(images, requirements=("C", "W"))).to(device)  # decoded inputs are read-only
     x = clean.permute(0, 3, 1, 2).to(torch.float64) / 255
     before = model.predict(x)
     given = [None if label is None or int(label) < 0 else int(label) for label in labels]

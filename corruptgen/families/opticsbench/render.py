@@ -70,7 +70,8 @@ def to_float(images: np.ndarray, device: str, quantize: str):
     """(N, 3, H, W) float64 in [0, 1]: ``float32(v)/255`` (reference ``ToTensor``) for truncate, exact otherwise."""
     import torch
 
-    x = torch.from_numpy(np.ascontiguousarray(images)).to(device).permute(0, 3, 1, 2)
+    writable = np.require(images, requirements=("C", "W"))  # decoded inputs are read-only: torch warns on those
+    x = torch.from_numpy(writable).to(device).permute(0, 3, 1, 2)
     if quantize == "truncate":
         return x.to(torch.float32).div(255).to(torch.float64)
     return x.to(torch.float64).div(255)
