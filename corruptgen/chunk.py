@@ -163,15 +163,20 @@ class ChunkRenderer:
         self.writers = {
             s.name: open_shard(task.out_dir, shard_relpath(s.name, task.chunk, plan.split)) for s in self.subsets
         }
-        self.facts = {s.name: ShardFacts() for s in self.subsets}  # what the card needs, see corruptgen.io.facts
+        common = {"benchmark": plan.benchmark, "preprocessing": plan.preprocess.to_dict(),
+                  "versions": library_versions()}  # fmt: skip
+        self.records = {  # per subset: the members every sample json shares, JSON-encoded once
+            s.name: JsonRecord({**common, "subset": s.name, "corruption": c.name if (c := self.corruptions[s.name])
+                                else None, "category": s.category, "severity": s.severity})
+            for s in self.subsets
+        }  # fmt: skip
+        # what the card needs, see corruptgen.io.facts
+        self.facts = {name: ShardFacts(record.fixed) for name, record in self.records.items()}
         self.skipped: list[dict[str, Any]] = []
         self.batches: dict[str, list[_Pending]] = {s.name: [] for s in self.subsets}
         self.group_sizes = {s.name: c.group_size(dict(s.options)) for s in self.subsets
                             if (c := self.corruptions[s.name]) is not None and c.group_size is not None}  # fmt: skip
         self.outside: dict[int, np.ndarray | None] = {}  # inputs of other chunks that share a group with this one
-        self.common = {"benchmark": plan.benchmark, "preprocessing": plan.preprocess.to_dict(),
-                       "versions": library_versions()}  # fmt: skip
-        self.records: dict[str, JsonRecord] = {}  # per subset: the sample json's shared members
 
     def skip(self, item: SourceItem, subset: str | None, reason: str) -> None:
         self.skipped.append({"chunk": self.task.chunk, "key": item.key, "source_id": item.source_id,
@@ -230,7 +235,7 @@ class ChunkRenderer:
             except Exception as e:  # a corruption that cannot handle this input is counted, never fatal
                 self.skip(p.item, subset.name, f"corruption failed: {type(e).__name__}: {e}")
                 return
-        self.write(subset, corruption, p, result, params)
+        self.write(subset, p, result, params)
 
     def flush(self, subset: Subset) -> None:
         """Run a corruption's batched form over the buffered samples of ``subset`` (in item order)."""
@@ -249,7 +254,7 @@ class ChunkRenderer:
                 self.render_one(subset, corruption, p)
             return
         for p, result, prm in zip(batch, results, params, strict=True):
-            self.write(subset, corruption, p, result, prm)
+            self.write(subset, p, result, prm)
 
     def flush_all(self) -> None:
         for subset in self.subsets:
@@ -292,7 +297,7 @@ class ChunkRenderer:
             return
         for p, (result, params) in zip(members, results, strict=True):
             if (p.index, p.repeat) in mine:
-                self.write(subset, corruption, p, result, params)
+                self.write(subset, p, result, params)
 
     def other(self, subset: Subset, number: int) -> _Pending | None:
         """Sample ``number`` of ``subset`` from another chunk (``None`` when its input does not decode)."""
@@ -311,18 +316,14 @@ class ChunkRenderer:
             item, index, key, repeat, image, sample_seed(self.plan.seed, self.plan.benchmark, subset.name, key)
         )
 
-    def write(self, subset: Subset, corruption: Corruption | None, p: _Pending, image: np.ndarray, params) -> None:
+    def write(self, subset: Subset, p: _Pending, image: np.ndarray, params) -> None:
         item = p.item
-        record = self.records.get(subset.name)
-        if record is None:  # what every sample of the subset shares, JSON-encoded once
-            record = self.records[subset.name] = JsonRecord({
-                **self.common, "subset": subset.name, "corruption": corruption.name if corruption else None,
-                "category": subset.category, "severity": subset.severity})  # fmt: skip
+        record = self.records[subset.name]
         values = {"key": p.key, "source_key": item.key, "repeat": p.repeat, "source_id": item.source_id,
                   "label": item.label, "label_name": item.label_name, "params": params, "seed": p.seed}  # fmt: skip
         if image.ndim == 4:  # a sequence (e.g. ImageNet-P): frames 000.jpg, 001.jpg, ...
             values["frames"] = len(image)
-        self.facts[subset.name].add(values, record.fixed)
+        self.facts[subset.name].add(values)
         fields = {"json": record.dump(values)}
         if self.source.labelled:
             fields["cls"] = str(-1 if item.label is None else int(item.label)).encode()

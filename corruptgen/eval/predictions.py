@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import CorruptgenError
+from ..io.atomic import partial_path
 
 TOPK = 5
 FORMAT = 1
@@ -101,7 +102,7 @@ class Predictions:
         assert table.num_rows == n
         meta = {"format": FORMAT, "subsets": self.subsets, "meta": self.meta}
         table = table.replace_schema_metadata({_META_KEY: json.dumps(meta, sort_keys=True).encode()})
-        tmp = path.with_name("." + path.name + ".partial")
+        tmp = partial_path(path)
         pq.write_table(table, tmp, compression="zstd")
         os.replace(tmp, path)
         return path

@@ -115,24 +115,22 @@ def _expect(text: str, i: int, char: str) -> int:
 class ShardFacts:
     """Accumulates the facts of one shard's samples (``add`` each sample json, ``record`` at commit)."""
 
-    def __init__(self) -> None:
+    def __init__(self, fixed: dict[str, Any] | None = None) -> None:
+        """``fixed``: the members every sample json of the shard shares (typed here, once)."""
         self.type: JType = NULL
         self.max_label: int | None = None
         self.named = False
-        self._fixed: dict[str, Any] | None = None  # the shared members last seen, and their types
-        self._fixed_types: dict[str, JType] = {}
+        self._fixed = fixed or {}
+        self._fixed_types = {key: type_of(value) for key, value in self._fixed.items()}
 
-    def add(self, values: dict[str, Any], fixed: dict[str, Any] | None = None) -> None:
-        """One sample json, ``{**fixed, **values}``: ``fixed`` holds the members every sample of the subset shares
-        (the same object each call: typed once), ``values`` the sample's own."""
-        if fixed is not None and fixed is not self._fixed:
-            self._fixed, self._fixed_types = fixed, {key: type_of(value) for key, value in fixed.items()}
-        fields = dict(self._fixed_types) if fixed is not None else {}
+    def add(self, values: dict[str, Any]) -> None:
+        """One sample json, ``{**fixed, **values}``: ``values`` are the sample's own members."""
+        fields = dict(self._fixed_types)
         for key, value in values.items():
             t = _SCALARS.get(type(value))
             fields[key] = t if t is not None else type_of(value)
         self.type = unify(self.type, ("struct", fields))
-        meta = values if fixed is None or "label" in values else {**fixed, **values}
+        meta = values if "label" in values else {**self._fixed, **values}
         label = meta.get("label")
         if type(label) is int and label >= 0:
             self.max_label = label if self.max_label is None else max(self.max_label, label)

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from ..errors import CorruptgenError
-from .shards import partial_path
+from .atomic import partial_path
 from .storage import Location
 
 _SHOWN = 3  # file names shown in the one-line summary

@@ -13,15 +13,12 @@ import tarfile
 from pathlib import Path
 from typing import Any
 
+from .atomic import PARTIAL_SUFFIX, partial_path
+
 __all__ = ["ShardWriter", "open_shard"]
 
 TAR_MTIME = 946_684_800  # 2000-01-01T00:00:00Z: fixed so rebuilds are byte-identical
-PARTIAL_SUFFIX = ".partial"
 _ZEROS = bytes(512)
-
-
-def partial_path(path: Path) -> Path:
-    return path.with_name("." + path.name + PARTIAL_SUFFIX)
 
 
 def _octal(value: int, width: int) -> bytes:
