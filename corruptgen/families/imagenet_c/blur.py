@@ -138,7 +138,7 @@ def motion_blur(x: np.ndarray, radius: float, sigma: float, angle: float, *, qua
     against ``convert -motion-blur`` of ImageMagick 6.9.11 Q16. Works on HxW or HxWxC (C ≤ 4).
     """
     src = np.ascontiguousarray(x, dtype=np.float64)
-    kernel, anchor = _motion_kernel_2d(radius, sigma, angle)
+    kernel, anchor = _motion_kernel_2d(*motion_kernel(radius, sigma, angle))
     out = cv2.filter2D(src, -1, kernel, anchor=anchor, borderType=cv2.BORDER_REPLICATE).reshape(x.shape)
     if quantize:
         out *= 65535.0
@@ -155,10 +155,12 @@ def motion_blur_uint8(image: np.ndarray, radius: float, sigma: float, angle: flo
     path: those sum the shifted copies tap by tap (ImageMagick's order; faster there than OpenCV's FFT path). The
     8-bit results are the same."""
     h, w = image.shape[:2]
-    kernel, anchor = _motion_kernel_2d(radius, sigma, angle)
-    if h * w <= _TAP_LOOP_PIXELS and kernel.size >= _DIRECT_TAPS:
-        quanta = _motion_taps(image, radius, sigma, angle)
+    taps = motion_kernel(radius, sigma, angle)
+    box = (np.ptp(taps[1]) + 1) * (np.ptp(taps[2]) + 1)  # the entries of the taps' bounding box
+    if h * w <= _TAP_LOOP_PIXELS and box >= _DIRECT_TAPS:
+        quanta = _motion_taps(image, *taps)
     else:
+        kernel, anchor = _motion_kernel_2d(*taps)
         quanta = image.astype(np.float64)  # a float64 source: OpenCV correlates an integer one in float32 precision
         quanta *= 257.0
         quanta = cv2.filter2D(quanta, -1, kernel, anchor=anchor, borderType=cv2.BORDER_REPLICATE)
@@ -175,9 +177,8 @@ _TAP_LOOP_PIXELS = 96 * 96
 _DIRECT_TAPS = 50
 
 
-def _motion_taps(image: np.ndarray, radius: float, sigma: float, angle: float) -> np.ndarray:
-    """Σ_k w_k · 257·u(x + dx_k, y + dy_k) in tap order, edges replicated (float64)."""
-    weights, dx, dy = motion_kernel(radius, sigma, angle)
+def _motion_taps(image: np.ndarray, weights: np.ndarray, dx: np.ndarray, dy: np.ndarray) -> np.ndarray:
+    """Σ_k w_k · 257·u(x + dx_k, y + dy_k) in tap order (:func:`motion_kernel`'s taps), edges replicated (float64)."""
     h, w = image.shape[:2]
     pad = int(max(np.abs(dx).max(), np.abs(dy).max()))
     padded = cv2.copyMakeBorder(image, pad, pad, pad, pad, cv2.BORDER_REPLICATE).reshape(
@@ -195,10 +196,9 @@ def _motion_taps(image: np.ndarray, radius: float, sigma: float, angle: float) -
     return out
 
 
-def _motion_kernel_2d(radius: float, sigma: float, angle: float) -> tuple[np.ndarray, tuple[int, int]]:
+def _motion_kernel_2d(weights: np.ndarray, dx: np.ndarray, dy: np.ndarray) -> tuple[np.ndarray, tuple[int, int]]:
     """:func:`motion_kernel`'s taps as a correlation kernel over their bounding box (taps on one offset add up) and
     the anchor ``(x, y)`` in it of the offset (0, 0)."""
-    weights, dx, dy = motion_kernel(radius, sigma, angle)
     x0, y0 = int(dx.min()), int(dy.min())
     width, height = int(dx.max()) - x0 + 1, int(dy.max()) - y0 + 1
     flat = np.bincount((dy - y0) * width + (dx - x0), weights=weights, minlength=width * height)
