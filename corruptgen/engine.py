@@ -36,6 +36,7 @@ from .io.storage import Location, local_path, location
 from .manifest import FORMAT_VERSION, library_versions, write_manifest
 from .options import RunOptions
 from .plan import Plan
+from .progress import progress_bar
 
 REMOTE_CHECKS = 8  # remote shards re-hashed at once when a remote build resumes
 #: a running build's manifest records its finished shards as chunks finish, but it is rewritten whole (once per chunk:
@@ -224,7 +225,7 @@ def _execute(
     ]  # fmt: skip
     write_manifest(target, _assemble(plan, source, shards, skipped, False, invocation))
 
-    bar = _progress_bar(sum(t.stop - t.start for t in tasks), run.progress, plan.benchmark)
+    bar = progress_bar(sum(t.stop - t.start for t in tasks), enabled=run.progress, desc=plan.benchmark, unit="img")
     results = run_tasks(tasks, engine=run.engine, workers=run.workers, bar=bar, ray=run.ray)
     due = time.monotonic()
     try:
@@ -305,21 +306,3 @@ def _open_remote(url: str, workers: int, engine: str) -> Location:
     if is_file:
         raise CorruptgenError(f"output path {url} exists and is not a directory")
     return out
-
-
-class _NoBar:
-    """The progress bar of a build without one (tqdm is not even imported)."""
-
-    def update(self, n: int = 1) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
-
-
-def _progress_bar(total: int, enabled: bool, desc: str):
-    if not enabled:
-        return _NoBar()
-    from tqdm.auto import tqdm
-
-    return tqdm(total=total, desc=desc, unit="img", dynamic_ncols=True)

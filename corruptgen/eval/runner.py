@@ -25,6 +25,7 @@ import torch
 
 from ..errors import CorruptgenError
 from ..models.loading import DEFAULT_MODEL, EvalModel, load_model
+from ..progress import progress_bar
 from .data import EvalSource, SubsetData, decode_image, fit_to, iter_samples, open_source, subset_dataset, verify_shards
 from .labels import ModelLabels, plan_labels
 from .metrics import MetricOptions, compute_metrics, detect_family
@@ -212,7 +213,7 @@ def evaluate(
     if src.manifest:
         counts = [sd.info.get("samples") for sd in selected]
         total = sum(min(c, limit or c) for c in counts if c) if all(counts) else None
-    bar = _bar(total, progress)
+    bar = progress_bar(total, enabled=progress, desc="eval", unit="sample")
     collected = [_Collected(labels=plan) for plan in plans]
     recs: list[tuple] = []
     metas: dict[int, dict] = {}  # subset index → the JSON (slimmed) of one of its samples
@@ -381,19 +382,3 @@ def _describe_options(options: MetricOptions) -> dict[str, Any]:
     return {"reference": (options.reference or {}).get("_path"), "human_data": sorted(options.humans or {}),
             "vcr": options.vcr.to_dict(), "er_beta": options.er_beta, "er_intercept": options.er_intercept,
             "er_logit": options.er_logit, "accuracy": options.accuracy}  # fmt: skip
-
-
-class _NoBar:
-    def update(self, n: int) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
-
-
-def _bar(total: int | None, enabled: bool):
-    if not enabled:
-        return _NoBar()
-    from tqdm import tqdm
-
-    return tqdm(total=total, unit="sample", desc="eval", dynamic_ncols=True)
