@@ -128,12 +128,19 @@ def decode_array(array: np.ndarray, *, max_pixels: int = DEFAULT_MAX_PIXELS) -> 
             return array if writeable else np.array(array, order="C")
         if array.ndim == 3 and array.shape[2] == 4:
             return _composite_over_white(array)
-    buffer = io.BytesIO()
     try:
-        Image.fromarray(np.ascontiguousarray(array)).save(buffer, format="PNG", compress_level=0)
+        data = array_png(array)
     except Exception as exc:
         raise BadImageError(f"not an image array: shape {tuple(array.shape)} dtype {array.dtype}") from exc
-    return decode_image(buffer.getvalue(), max_pixels=max_pixels)[0]
+    return decode_image(data, max_pixels=max_pixels)[0]
+
+
+def array_png(array: np.ndarray) -> bytes:
+    """An in-memory image array as stored (uncompressed) PNG bytes (what :meth:`Source.read` gives for a source whose
+    items are arrays; a build takes the arrays themselves)."""
+    buffer = io.BytesIO()
+    Image.fromarray(np.ascontiguousarray(array)).save(buffer, format="PNG", compress_level=0)
+    return buffer.getvalue()
 
 
 def _open_and_load(

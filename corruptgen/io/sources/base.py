@@ -13,13 +13,13 @@ import os
 import re
 import stat
 from collections import Counter
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from corruptgen.errors import CorruptgenError
-from corruptgen.io.decode import DEFAULT_MAX_BYTES, BadImageError
+from corruptgen.io.decode import DEFAULT_MAX_BYTES, BadImageError, array_png
 from corruptgen.io.lock import LOCK_NAME
 
 if TYPE_CHECKING:
@@ -120,16 +120,7 @@ class Source:
             BadImageError: If the item cannot be read (file vanished, permission, not a regular file, over
                 ``max_bytes``, corrupt container...).
         """
-        self.items()
-        if not 0 <= index < len(self._items):
-            raise IndexError(f"item index {index} out of range for {len(self._items)} items")
-        problem = self.problems.get(index)
-        if problem is not None:
-            raise BadImageError(problem)
-        data = self._read(index, max_bytes)
-        if len(data) > max_bytes:
-            raise BadImageError(too_many_bytes(self._items[index].source_id, len(data), max_bytes))
-        return data
+        return self._checked(index, max_bytes, self._read, len)
 
     def read_input(self, index: int, *, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes | np.ndarray:
         """What a build decodes of item ``index``: its encoded bytes (:meth:`read`), or the item's uint8 array for a
@@ -137,13 +128,21 @@ class Source:
         ``max_bytes`` of pixels. Raises :class:`BadImageError` as :meth:`read` does."""
         if not self.arrays:
             return self.read(index, max_bytes=max_bytes)
+        return self._checked(index, max_bytes, self._read_array, lambda array: array.nbytes)
+
+    def _checked(self, index: int, max_bytes: int, fetch: Callable[[int, int], Any],
+                 size: Callable[[Any], int]) -> Any:  # fmt: skip
+        """``fetch(index, max_bytes)`` of an item in range without a known problem, refused over ``max_bytes``."""
         self.items()
         if not 0 <= index < len(self._items):
             raise IndexError(f"item index {index} out of range for {len(self._items)} items")
-        array = self._read_array(index, max_bytes)
-        if array.nbytes > max_bytes:
-            raise BadImageError(too_many_bytes(self._items[index].source_id, array.nbytes, max_bytes))
-        return array
+        problem = self.problems.get(index)
+        if problem is not None:
+            raise BadImageError(problem)
+        data = fetch(index, max_bytes)
+        if size(data) > max_bytes:
+            raise BadImageError(too_many_bytes(self._items[index].source_id, size(data), max_bytes))
+        return data
 
     def identity(self, index: int) -> str:
         """What item ``index`` is now, found without decoding it (a file's size and modification time, ...): the
@@ -337,19 +336,6 @@ def too_many_bytes(shown: str, size: int | None, max_bytes: int) -> str:
     """The skip reason of an input over the byte cap (``size`` None: it grew past the cap while being read)."""
     has = "grew past the limit" if size is None else f"{size} bytes > limit"
     return f"file too large: {shown}: {has} of {max_bytes} bytes (--max-bytes)"
-
-
-def array_png(array) -> bytes:
-    """An in-memory uint8 image as stored (uncompressed) PNG bytes: :meth:`Source.read` of a source whose items are
-    arrays (a build takes the arrays themselves, :meth:`Source.read_input`)."""
-    import io
-
-    import numpy as np
-    from PIL import Image
-
-    buffer = io.BytesIO()
-    Image.fromarray(np.ascontiguousarray(array)).save(buffer, format="PNG", compress_level=0)
-    return buffer.getvalue()
 
 
 def _one_line(exc: BaseException) -> str:
