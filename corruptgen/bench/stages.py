@@ -20,15 +20,11 @@ Ratios are ours ÷ baseline in images per second: above 1 ours is faster.
 from __future__ import annotations
 
 import io
-import json
 import os
-import resource
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,7 +33,8 @@ from typing import Any
 import numpy as np
 
 from ..errors import CorruptgenError
-from .timing import time_work
+from ..manifest import load_manifest
+from .timing import THREAD_ENV, run_child, time_work
 
 #: Families ``corruptgen bench`` knows, in the order they run; ``eval`` is issue E (model evaluation).
 FAMILIES = ("syn2nat", "imagenet-c", "vcr", "opticsbench", "eval")
@@ -275,19 +272,15 @@ def end_to_end(family: str, inputs: Inputs, settings: Settings, out: Path) -> di
             "--batch-size", str(settings.batch_size), "--quality", str(settings.quality), "--no-progress"]  # fmt: skip
     if settings.io_threads is not None:
         argv += ["--io-threads", str(settings.io_threads)]
-    env = {**os.environ, **{name: str(threads) for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS")}}
+    env = {**os.environ, **{name: str(threads) for name in THREAD_ENV}}
     runs = []
     for _ in range(max(1, settings.repeats)):
         shutil.rmtree(out, ignore_errors=True)
-        before, w0 = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
-        done = subprocess.run([sys.executable, "-c", _BUILD_CHILD, str(threads), *argv], env=env, capture_output=True,
-                              text=True)  # fmt: skip
-        wall, after = time.perf_counter() - w0, resource.getrusage(resource.RUSAGE_CHILDREN)
-        if done.returncode != 0:
-            raise CorruptgenError(f"end-to-end build of {family} failed: {done.stderr.strip()[-500:]}")
-        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-        runs.append((wall, cpu))
-    manifest = json.loads((out / family / "manifest.json").read_text())
+        child = run_child([sys.executable, "-c", _BUILD_CHILD, str(threads), *argv], env=env)
+        if child.done.returncode != 0:
+            raise CorruptgenError(f"end-to-end build of {family} failed: {child.done.stderr.strip()[-500:]}")
+        runs.append((child.wall_s, child.cpu_s))
+    manifest = load_manifest(out / family)
     counts, samples = manifest["counts"], manifest["counts"]["samples"]
     corrupted = samples - counts["per_subset"].get("clean", 0)
     rate = statistics.median(samples / wall for wall, _ in runs)

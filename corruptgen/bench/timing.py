@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import os
 import statistics
+import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 RUNS = 3
@@ -84,3 +86,30 @@ def time_work(
         "min_run_s": min_seconds,
         **extra,
     }
+
+
+@dataclass(frozen=True)
+class ChildRun:
+    """A command run in a fresh process: its result, wall clock, CPU (``getrusage`` of the children: user, system)
+    and the largest resident set of any child so far (KiB, as ``ru_maxrss``)."""
+
+    done: subprocess.CompletedProcess
+    wall_s: float
+    user_s: float
+    sys_s: float
+    max_rss_kib: int
+
+    @property
+    def cpu_s(self) -> float:
+        return self.user_s + self.sys_s
+
+
+def run_child(command: Sequence[str], *, env: dict[str, str] | None = None, cwd: str | os.PathLike | None = None,
+              ) -> ChildRun:  # fmt: skip
+    """Run ``command`` to its end (output captured as text) and measure it."""
+    import resource  # POSIX only: imported where a child is measured
+
+    before, start = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
+    done = subprocess.run(list(command), env=env, cwd=cwd, capture_output=True, text=True)
+    wall, after = time.perf_counter() - start, resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ChildRun(done, wall, after.ru_utime - before.ru_utime, after.ru_stime - before.ru_stime, after.ru_maxrss)
