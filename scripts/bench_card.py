@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import subprocess
 import sys
@@ -23,7 +22,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_common import ROOT, export_tree
+from bench_common import ROOT, child_env, export_tree
 
 HEAVY = ("datasets", "pandas", "pyarrow", "matplotlib", "torch")
 
@@ -45,9 +44,7 @@ print(json.dumps({"seconds": seconds, "module": corruptgen.__file__,
 
 
 def measure(build: Path, images: bool, pythonpath: Path | None) -> dict:
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-    if pythonpath is not None:
-        env["PYTHONPATH"] = os.pathsep.join([str(pythonpath), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    env = child_env(pythonpath)
     out = subprocess.run([sys.executable, "-c", _MEASURE, str(build), "1" if images else "0"], env=env,
                          cwd=build.parent, capture_output=True, text=True, check=True)  # fmt: skip
     return json.loads(out.stdout.strip().splitlines()[-1])

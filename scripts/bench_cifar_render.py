@@ -20,15 +20,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_common import describe_machine, machine, publish
+from bench_common import child_env, describe_machine, machine, publish
+
+from corruptgen.bench.timing import run_child
 
 REGION = "cifar-render"
 PHOTOS = ("astronaut", "chelsea", "coffee", "rocket", "stereo_motorcycle", "hubble_deep_field",
@@ -62,14 +61,12 @@ def make_inputs(folder: Path, n: int) -> str:
 def timed(argv: list[str], tmp: Path) -> dict:
     """One ``corruptgen`` command in a fresh process: wall, user and system CPU, largest RSS of one process, its last
     line of output (paths inside ``tmp`` relative)."""
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-    before, start = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "corruptgen", *argv], env=env, capture_output=True, text=True)
-    wall, after = time.perf_counter() - start, resource.getrusage(resource.RUSAGE_CHILDREN)
+    child = run_child([sys.executable, "-m", "corruptgen", *argv], env=child_env())
+    done = child.done
     if done.returncode != 0:
         raise SystemExit(f"corruptgen {' '.join(argv)} failed:\n{done.stderr[-2000:]}")
-    return {"wall_s": round(wall, 1), "user_s": round(after.ru_utime - before.ru_utime, 1),
-            "sys_s": round(after.ru_stime - before.ru_stime, 1), "max_rss_mib": round(after.ru_maxrss / 1024),
+    return {"wall_s": round(child.wall_s, 1), "user_s": round(child.user_s, 1), "sys_s": round(child.sys_s, 1),
+            "max_rss_mib": round(child.max_rss_kib / 1024),
             "output": (done.stdout + done.stderr).strip().splitlines()[-1].replace(f"{tmp}/", "")}  # fmt: skip
 
 

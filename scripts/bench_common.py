@@ -4,7 +4,8 @@
   in a Markdown page (the scripts write their tables there; ``tests/test_bench_docs.py`` checks that each region
   equals the table of its saved JSON);
 * :func:`machine`: CPU model, cores, the instruction-set flags that decide the kernels, load average and date;
-* :func:`export_tree`: a git ref's package as an importable folder (``git archive``), the "before" of a measurement.
+* :func:`export_tree`: a git ref's package as an importable folder (``git archive``), the "before" of a measurement;
+* :func:`child_env`: the environment of a measured child process (one BLAS/OpenMP thread, a baseline tree first).
 """
 
 from __future__ import annotations
@@ -75,6 +76,17 @@ def export_tree(ref: str, dest: Path) -> Path:
     for folder in ("cards", "kernels"):
         (dest / "src" / folder).rename(pkg / folder)
     return dest / "src"
+
+
+def child_env(tree: Path | None = None) -> dict[str, str]:
+    """The environment of a measured child process: one BLAS/OpenMP thread (``corruptgen.bench.timing.THREAD_ENV``)
+    and, given ``tree`` (an :func:`export_tree` folder), that package first on ``PYTHONPATH``."""
+    from corruptgen.bench.timing import THREAD_ENV
+
+    env = {**os.environ, **{name: "1" for name in THREAD_ENV}}
+    if tree is not None:
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(tree), os.environ.get("PYTHONPATH")) if p)
+    return env
 
 
 def publish(result: dict, text: str, region: str, out: str | None, docs: str | None) -> None:

@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_common import ROOT, describe_machine, machine, publish
+from bench_common import ROOT, child_env, describe_machine, machine, publish
 
 #: region entries: name, what the script compares, its command (relative to the repository root)
 COMMANDS = (
@@ -63,7 +63,7 @@ ALL = {"bench_docs.py": "scripts", "bench_floor.py": "floor", "bench_cifar_rende
 def run(commands: list[tuple[str, str, list[str]]], out: str) -> dict:
     """Each command twice; the result, with the entries of other commands already saved in ``out``, is saved to
     ``out`` as soon as it is complete."""
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    env = child_env()
     results = []
     for name, what, command in commands:
         load, outputs = [os.getloadavg()[0]], []

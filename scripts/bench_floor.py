@@ -48,11 +48,10 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_common import ROOT, describe_machine, export_tree, machine, publish
+from bench_common import ROOT, child_env, describe_machine, export_tree, machine, publish
 
 FAMILIES = {"imagenet-c": 14, "syn2nat": 200, "cifar10-c": 200}  # inputs per family (>= 1,000 samples each)
 PHOTOS = ("astronaut", "coffee", "chelsea", "rocket")
-THREADS = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 REGION = "floor"
 
 
@@ -188,10 +187,8 @@ def worker_parts(family: str, source: str, limit: int, out: str) -> dict:
 
 def run_worker(mode: str, family: str, source: str, limit: int, pythonpath: Path | None) -> dict:
     """One measurement in a fresh process (``pythonpath``: the baseline tree first on ``PYTHONPATH``)."""
-    env = {**os.environ, **THREADS}
+    env = child_env(pythonpath)
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # modules load from their compiled files, as in an installed package
-    if pythonpath is not None:
-        env["PYTHONPATH"] = os.pathsep.join([str(pythonpath), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     with tempfile.TemporaryDirectory(prefix="bench-floor-") as out:
         cmd = [sys.executable, __file__, "_worker", mode, family, source, str(limit), str(Path(out) / "build")]
         done = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=out)

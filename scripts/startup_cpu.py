@@ -13,16 +13,16 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_common import export_tree
+from bench_common import child_env, export_tree
+
+from corruptgen.bench.timing import run_child
 
 FLOOR = ["-c", "import numpy, cv2"]
 COMMANDS = {
@@ -33,19 +33,16 @@ COMMANDS = {
     "build syn2nat solarize, 1 image": ["-m", "corruptgen", "build", "syn2nat", "--subsets", "solarize", "--limit",
                                         "1", "--no-card", "--no-progress", "--out", "{out}"],
 }  # fmt: skip
-THREADS = {name: "1" for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
 
 
 def cpu_seconds(argv: list[str], env: dict[str, str]) -> float:
     """user + sys CPU-seconds of ``python argv`` in a fresh process, run in an empty folder made and removed here
     (its ``{out}``): a source tree in the working directory would shadow ``PYTHONPATH``."""
     out = tempfile.mkdtemp(prefix="startup-")
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    command = [sys.executable, *(a.replace("{out}", out) for a in argv)]
-    subprocess.run(command, env=env, check=True, cwd=out, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    child = run_child([sys.executable, *(a.replace("{out}", out) for a in argv)], env=env, cwd=out)
     shutil.rmtree(out)
-    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    child.done.check_returncode()
+    return child.cpu_s
 
 
 def main() -> None:
@@ -54,11 +51,9 @@ def main() -> None:
     parser.add_argument("--baseline", default=None, metavar="REF", help="a git ref of this repository to compare with")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="startup-baseline-") as tmp:
-        sets = {"this tree": {**os.environ, **THREADS}}
+        sets = {"this tree": child_env()}
         if args.baseline:
-            src = str(export_tree(args.baseline, Path(tmp)))
-            path = os.pathsep.join(p for p in (src, os.environ.get("PYTHONPATH")) if p)
-            sets = {"baseline": {**os.environ, **THREADS, "PYTHONPATH": path}, **sets}
+            sets = {"baseline": child_env(export_tree(args.baseline, Path(tmp))), **sets}
         measure(sets, args.runs)
 
 
