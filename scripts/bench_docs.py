@@ -55,14 +55,14 @@ COMMANDS = (
 )  # fmt: skip
 REGION = "scripts"
 _NUMBER = re.compile(r"-?\d+(?:,\d{3})*(?:\.\d+)?(?:e-?\d+)?")
-#: what ``all`` runs: script -> the name of its saved result in docs/bench/
-ALL = {"bench_docs.py": "scripts", "bench_floor.py": "floor", "bench_cifar_render.py": "cifar_render",
-       "bench_conv_kernels.py": "conv_kernels"}  # fmt: skip
+#: what ``all`` runs: script -> (the name of its saved result in docs/bench/, the pages it writes its region into)
+ALL = {"bench_docs.py": ("scripts", "docs/benchmarks.md"), "bench_floor.py": ("floor", "docs/benchmarks.md"),
+       "bench_cifar_render.py": ("cifar_render", "docs/benchmarks.md,docs/cifar_c.md"),
+       "bench_conv_kernels.py": ("conv_kernels", "docs/benchmarks.md")}  # fmt: skip
 
 
 def run(commands: list[tuple[str, str, list[str]]], out: str) -> dict:
-    """Each command twice; the result, with the entries of other commands already saved in ``out``, is saved to
-    ``out`` as soon as it is complete."""
+    """Each command twice; the result, merged with the entries of other commands already saved in ``out``."""
     env = child_env()
     results = []
     for name, what, command in commands:
@@ -81,10 +81,7 @@ def run(commands: list[tuple[str, str, list[str]]], out: str) -> dict:
     fresh = {r["name"]: r for r in results}
     order = [name for name, _, _ in COMMANDS]
     merged = sorted([*(r for r in saved if r["name"] not in fresh), *results], key=lambda r: order.index(r["name"]))
-    result = {"results": merged}
-    Path(out).parent.mkdir(parents=True, exist_ok=True)
-    Path(out).write_text(json.dumps(result, indent=1) + "\n")
-    return result
+    return {"results": merged}
 
 
 def _skeleton(text: str) -> str:
@@ -128,8 +125,7 @@ def main() -> int:
     ap.add_argument("--doc", default="docs/benchmarks.md")
     args = ap.parse_args()
     if args.mode == "all":
-        for script, stem in ALL.items():
-            docs = "docs/benchmarks.md,docs/cifar_c.md" if stem == "cifar_render" else "docs/benchmarks.md"
+        for script, (stem, docs) in ALL.items():
             subprocess.run([sys.executable, f"scripts/{script}", "--out", f"docs/bench/{stem}.json", "--doc", docs],
                            cwd=ROOT, check=True)  # fmt: skip
         return 0
@@ -138,7 +134,8 @@ def main() -> int:
     else:
         names = set(args.only.split(",")) if args.only else None
         result = run([c for c in COMMANDS if names is None or c[0] in names], args.out)
-    publish(result, table(result), REGION, None, args.doc if args.mode == "run" else None)
+    run_mode = args.mode == "run"
+    publish(result, table(result), REGION, args.out if run_mode else None, args.doc if run_mode else None)
     return 0
 
 
