@@ -91,6 +91,7 @@ def laugros() -> Laugros:
         subsets={"clean": CLEAN, **subsets},
         default_subsets=NAMES,
         preprocess="resize224",
+        metrics="laugros",
         category_names=CATEGORY_NAMES,
         options=(Option("selection", f"the thesis's sets: {', '.join(SELECTIONS)} (default all)"),),
     )
