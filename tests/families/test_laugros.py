@@ -139,8 +139,8 @@ def test_translation_moves_the_content_by_the_drawn_pixels_both_ways():
     for x, y, p in runs("translation"):
         dx, dy = p["dx"], p["dy"]
         h, w = x.shape[:2]
-        assert [abs(dx), abs(dy)] == p["shift_px"] == [scaled(v, x) for v in p["severity"]]
-        assert all(within(v, 15, 62) for v in p["severity"])
+        assert [abs(dx), abs(dy)] == p["shift_px"] == [scaled(v, x) for v in p["severities"]]
+        assert all(within(v, 15, 62) for v in p["severities"]) and p["severity"] == max(p["severities"])
         assert (y[max(dy, 0) : h + min(dy, 0), max(dx, 0) : w + min(dx, 0)]
                 == x[max(-dy, 0) : h - max(dy, 0), max(-dx, 0) : w - max(dx, 0)]).all()  # fmt: skip
         uncovered = np.ones((h, w), bool)

@@ -94,13 +94,15 @@ def obstruction(image: np.ndarray, rng: np.random.Generator, lo: int, hi: int) -
 def translation(image: np.ndarray, rng: np.random.Generator, lo: int, hi: int) -> Draw:
     """Figures 3.2 and 4.3's "one horizontal and one vertical translation", each by its own number of pixels drawn
     from 15–62 at 224 px and its own sign: the figure's "for both translations" gives the range of each, and the
-    authors' code draws the two independently. Uncovered pixels are black (the code's fill). ``severity``:
-    ``[horizontal, vertical]`` at 224 px; ``dx`` > 0 moves right, ``dy`` > 0 down."""
+    authors' code draws the two independently. Uncovered pixels are black (the code's fill). ``severities``:
+    ``[horizontal, vertical]`` at 224 px (``severity``: the larger, one number as every corruption's);
+    ``shift_px``: the same in this image's pixels; ``dx`` > 0 moves right, ``dy`` > 0 down."""
     h, w = image.shape[:2]
-    severity = [int(v) for v in rng.integers(lo, hi + 1, size=2)]
-    shift = [_px(v, image, min(h, w) - 1) for v in severity]
+    severities = [int(v) for v in rng.integers(lo, hi + 1, size=2)]
+    shift = [_px(v, image, min(h, w) - 1) for v in severities]
     dx, dy = _sign(rng) * shift[0], _sign(rng) * shift[1]
-    return ops.translate(image, dx, dy), {"severity": severity, "shift_px": shift, "dx": dx, "dy": dy}
+    return ops.translate(image, dx, dy), {"severity": max(severities), "severities": severities, "shift_px": shift,
+                                          "dx": dx, "dy": dy}  # fmt: skip
 
 
 def rotation(image: np.ndarray, rng: np.random.Generator, lo: float, hi: float) -> Draw:
