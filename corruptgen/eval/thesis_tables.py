@@ -1,10 +1,12 @@
-"""The layouts of Laugros's thesis (PhD thesis, Université Grenoble Alpes 2022, Table 3.4) in ``corruptgen report``.
+"""The layouts of Laugros's thesis (PhD thesis, Université Grenoble Alpes 2022, Tables 3.2, 3.4 and 4.1) in
+``corruptgen report``.
 
 One table per :class:`Section` whose subsets are present in the results: models as rows, one APP column per
 corruption (APP = acc_c / acc_clean, thesis Eq. 2.2, each against the clean subset of the same build; a corruption with
 several severities shows the mean APP over the severities present, as the thesis does for ImageNet-C), and the clean
-accuracy. The built-in sections are 3.4a (ImageNet-C) and 3.4b (the extra synthetic corruptions, family ``laugros``);
-another is one more :class:`Section` in :data:`SECTIONS`.
+accuracy. The built-in sections are 3.2 (§3.2's ten, family ``laugros``), 3.4a (ImageNet-C) and 3.4b (the extra
+synthetic corruptions, family ``laugros``); another is one more :class:`Section` in :data:`SECTIONS`. Table 4.1 (CE,
+not APP) is :mod:`.thesis_ce`'s, rendered after them.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from .thesis_adversarial import adversarial_column
+from .thesis_ce import render_4_1
 
 Row = dict[str, Any]
 
@@ -34,9 +37,15 @@ LAUGROS_LABELS = {
     "obstruction": "Obstru", "color_distortion": "Color", "translation": "Trans", "rotation": "Rot",
     "gaussian_noise": "Gaus", "blur": "Blur", "artifacts": "Art", "brightness": "Bright", "contrast": "Contr",
     "quantization": "Quant", "thumbnail_resize": "Thumb", "border": "Border", "shear": "Shear",
-    "backlight": "Backlight", "gray_scale": "Gray",
+    "backlight": "Backlight", "gray_scale": "Gray", "flip": "Flip",
 }  # fmt: skip
 
+
+#: Table 3.2's columns (§3.2's set: Figure 3.2's nine and the flip), labelled and ordered as the thesis prints them.
+TABLE_3_2_LABELS = {
+    "gaussian_noise": "gaus", "artifacts": "art", "obstruction": "obstr", "blur": "blur", "contrast": "contr",
+    "brightness": "bright", "color_distortion": "color", "translation": "transl", "rotation": "rot", "flip": "flip",
+}  # fmt: skip
 
 Match = Callable[[str, Row, str], "str | None"]
 
@@ -48,6 +57,16 @@ def by_corruption(benchmark: str, labels: dict[str, str]) -> Match:
     def match(subset: str, row: Row, built: str) -> str | None:
         name = str(row.get("corruption") or "").rpartition("/")[2]
         return labels.get(name, name) if built == benchmark and name else None
+
+    return match
+
+
+def among(benchmark: str, labels: dict[str, str]) -> Match:
+    """Like :func:`by_corruption`, for the corruptions ``labels`` names only."""
+
+    def match(subset: str, row: Row, built: str) -> str | None:
+        name = str(row.get("corruption") or "").rpartition("/")[2]
+        return labels.get(name) if built == benchmark else None
 
     return match
 
@@ -79,6 +98,8 @@ SECTIONS: list[Section] = [
             by_corruption("imagenet-c", IMAGENET_C_LABELS), tuple(IMAGENET_C_LABELS.values())),
     Section("3.4b", "APP per extra synthetic corruption (family laugros)", by_corruption("laugros", LAUGROS_LABELS),
             tuple(LAUGROS_LABELS.values())),
+    Section("3.2", "APP per corruption of §3.2 (family laugros, --selection iccvw2019)",
+            among("laugros", TABLE_3_2_LABELS), tuple(TABLE_3_2_LABELS.values())),
     Section("3.4c", "APP per adversarial attack (white-box: eval --attacks; black-box: an adversarial build)",
             adversarial_column),
 ]  # fmt: skip
@@ -132,9 +153,10 @@ def render(results: Sequence[dict[str, Any]], out: Path, table: Callable[[list[s
     their CSVs ``thesis-<key>.csv`` in ``out``. The clean accuracy is shown with the first table, and again with a
     later one whose builds' clean accuracy differs for some model (another preprocessing or other images)."""
     tables = [(s, t) for s in (SECTIONS if sections is None else sections) if (t := section_table(results, s))]
-    if not tables:
+    ce_lines, ce_files = render_4_1(results, out, table) if sections is None else ([], [])
+    if not tables and not ce_lines:
         return [], []
-    lines = ["## Thesis tables (Laugros, PhD thesis 2022, Table 3.4)", "",
+    lines = ["## Thesis tables (Laugros, PhD thesis 2022)", "",
              "APP = acc_c / acc_clean (Eq. 2.2; higher is better), each against the clean subset of the same "
              "build; Clean = top-1 % on that subset.", ""]  # fmt: skip
     files: list[Path] = []
@@ -161,4 +183,4 @@ def render(results: Sequence[dict[str, Any]], out: Path, table: Callable[[list[s
             w.writerow(["model", "clean_top1", *t["columns"]])
             w.writerows([[m, e["clean"], *(e["app"].get(c) for c in t["columns"])] for m, e in models.items()])
         files.append(path)
-    return lines, files
+    return lines + ce_lines, files + ce_files

@@ -33,7 +33,7 @@ def runs(name: str):
         for seed in SEEDS:
             out, params = c.apply(image, seed)
             assert out.dtype == np.uint8 and out.shape == image.shape
-            assert params["severity"] == params["severity"]  # recorded (not NaN)
+            assert name == "flip" or params["severity"] == params["severity"]  # recorded (not NaN)
             yield image.astype(np.float64), out.astype(np.float64), params
 
 
@@ -65,18 +65,63 @@ def test_blur_is_the_image_blended_with_five_3x3_box_filters():
         assert within(alpha, 0.4 - 0.01, 0.95 + 0.01) and alpha == pytest.approx(p["alpha"], abs=0.01)
 
 
-def test_artifacts_are_small_dotted_horizontal_lines_of_one_gray():
+def _authors_artifact(top: int, left: int, extended: bool, h: int, w: int) -> np.ndarray:
+    """The pixels of one artifact as the authors' ``get_artifacts`` paints them at 224 px: row r = top + 1 and the
+    rows above and below; a dash at columns c − 2..c + 2 (c = left + 2); when extended, ticks at c + 6..c + 14 step 2
+    if c + 2 < w − 12 and at c − 10..c − 4 step 2 if c − 2 > 7."""
+    r, c = top + 1, left + 2
+    cols = list(range(c - 2, c + 3))
+    if extended and c + 2 < w - 12:
+        cols += list(range(c + 6, c + 15, 2))
+    if extended and c - 2 > 7:
+        cols += list(range(c - 10, c - 3, 2))
+    mask = np.zeros((h, w), bool)
+    mask[r - 1 : r + 2, cols] = True
+    return mask
+
+
+def test_artifacts_are_the_authors_dashed_lines_at_224_px():
+    """Figures 3.2 / 4.3's "small dotted lines" are 5-px dashes, 3 px tall, with 1-px ticks every 2 px on each side
+    (the authors' code, on which the 15–170 range was set); one gray level for all."""
+    image = photos(224, ("astronaut",))[0]
+    c = get("laugros/artifacts")
+    extended = []
+    for seed in range(6):
+        out, p = c.apply(image, seed)
+        assert within(p["count"], 15, 170) and len(p["tops"]) == p["count"] and p["unit"] == 1
+        want = np.zeros((224, 224), bool)
+        for top, left, ext in zip(p["tops"], p["lefts"], p["extended"], strict=True):
+            assert 1 <= top + 1 <= 222 and 2 <= left + 2 <= 221  # the code's randint(1, h − 2), randint(2, w − 3)
+            want |= _authors_artifact(top, left, ext, 224, 224)
+        gray = round(p["gray"] * 255)
+        assert (out[want] == gray).all() and (out[~want] == image[~want]).all()
+        extended += p["extended"]
+    assert np.mean(extended) == pytest.approx(6 / 7, abs=0.04)  # the code's randint(0, 6) >= 1
+
+
+def test_artifacts_dashes_are_five_pixels_wide():
+    """A lone, unextended artifact measured from the pixels: a solid 5×3 block."""
+    from corruptgen.families.laugros import ops
+
+    image = np.zeros((224, 224, 3), np.uint8)
+    out = ops.dashed_lines(image, np.array([50]), np.array([100]), np.array([False]), 1, 200)
+    rows, cols = np.nonzero(out[..., 0])
+    assert (rows.min(), rows.max(), cols.min(), cols.max(), len(rows)) == (50, 52, 100, 104, 15)
+    ticks = ops.dashed_lines(image, np.array([50]), np.array([100]), np.array([True]), 1, 200)[51, :, 0] > 0
+    assert np.flatnonzero(ticks).tolist() == [92, 94, 96, 98, 100, 101, 102, 103, 104, 108, 110, 112, 114, 116]
+
+
+def test_artifacts_scale_with_the_short_side():
     for x, y, p in runs("artifacts"):
-        assert within(p["count"], 15, 170) and len(p["rows"]) == p["count"]
+        assert p["unit"] == max(round(min(x.shape[:2]) / 224), 1)
         changed = (x != y).any(-1)
         value = y[changed]
         assert (value == value[0, 0]).all()  # one gray level, R = G = B
-        dots = np.zeros(changed.shape, bool)
-        for r, c in zip(p["rows"], p["cols"], strict=True):
-            dots[r : r + p["height_px"], c : c + 2 * p["dots"] - 1 : 2] = True  # every other pixel along the row
-        assert not (changed & ~dots).any()
-        assert (y[dots] == value[0, 0]).all()
-        assert p["dots"] == max(round(13 * min(x.shape[:2]) / 224), 2)
+    big = photos(448, ("coffee",))[0]
+    out, p = get("laugros/artifacts").apply(big, 0)
+    assert p["unit"] == 2
+    top, left = p["tops"][0], p["lefts"][0]
+    assert (out[top : top + 6, left : left + 10] == round(p["gray"] * 255)).all()  # the dash, twice the size
 
 
 def test_obstruction_is_one_square_of_one_gray_of_the_drawn_size():
@@ -90,18 +135,20 @@ def test_obstruction_is_one_square_of_one_gray_of_the_drawn_size():
 
 
 def test_translation_moves_the_content_by_the_drawn_pixels_both_ways():
-    signs = set()
+    signs, unequal = set(), 0
     for x, y, p in runs("translation"):
         dx, dy = p["dx"], p["dy"]
         h, w = x.shape[:2]
-        assert abs(dx) == abs(dy) == p["shift_px"] and within(abs(dx), scaled(15, x), scaled(62, x))
+        assert [abs(dx), abs(dy)] == p["shift_px"] == [scaled(v, x) for v in p["severities"]]
+        assert all(within(v, 15, 62) for v in p["severities"]) and p["severity"] == max(p["severities"])
         assert (y[max(dy, 0) : h + min(dy, 0), max(dx, 0) : w + min(dx, 0)]
                 == x[max(-dy, 0) : h - max(dy, 0), max(-dx, 0) : w - max(dx, 0)]).all()  # fmt: skip
         uncovered = np.ones((h, w), bool)
         uncovered[max(dy, 0) : h + min(dy, 0), max(dx, 0) : w + min(dx, 0)] = False
         assert (y[uncovered] == 0).all()
         signs.add((np.sign(dx), np.sign(dy)))
-    assert len(signs) > 1
+        unequal += abs(dx) != abs(dy)
+    assert len(signs) > 1 and unequal > len(IMAGES) * len(SEEDS) // 2  # the two shifts are drawn apart
 
 
 def test_rotation_turns_the_image_by_the_drawn_angle_either_way():
@@ -170,24 +217,40 @@ def test_thumbnail_resize_is_a_bilinear_round_trip_through_the_drawn_size():
 
 
 def test_border_is_a_gray_frame_of_the_drawn_thickness():
+    grays = set()
     for x, y, p in runs("border"):
         t = p["thickness_px"]
         assert within(t, scaled(9, x), scaled(46, x))
         frame = np.ones(x.shape[:2], bool)
         frame[t:-t, t:-t] = False
-        assert (y[frame] == y[0, 0, 0]).all() and (y[t:-t, t:-t] == x[t:-t, t:-t]).all()
-        assert not (y[t, t:-t] == y[0, 0, 0]).all()  # the first row inside is the photo's
+        assert (y[frame] == round(255 * p["gray"])).all() and (y[t:-t, t:-t] == x[t:-t, t:-t]).all()
+        grays.add(p["gray"])
+    assert len(grays) > 1  # "a unique pixel value" drawn per image, as the authors' code of Figure 4.3's ranges
 
 
 def test_shear_shifts_each_row_in_proportion_to_its_distance_from_the_centre():
     for x, y, p in runs("shear"):
-        assert within(abs(p["factor"]), 0.0, 0.39)
+        assert within(abs(p["factor"]), 0.12, 0.39)
+        assert p["degrees"] == pytest.approx(np.degrees(np.arctan(p["factor"])))
         h = x.shape[0]
         for row in (h // 4, h // 2, 3 * h // 4):
             want = p["factor"] * (row - (h - 1) / 2)
             shifts = np.arange(-int(0.39 * h), int(0.39 * h) + 1)
             err = [np.abs(y[row, 20:-20] - np.roll(x[row], s, axis=0)[20:-20]).mean() for s in shifts]
             assert abs(shifts[int(np.argmin(err))] - want) <= 1.0
+
+
+def test_shear_is_never_too_small_to_see():
+    """§3.2.2's lower bound: every draw shears (the old range from 0 left some images untouched)."""
+    tiny = photos(96, ("astronaut",))[0]
+    shear = get("laugros/shear")
+    factors = [abs(shear.apply(tiny, seed)[1]["factor"]) for seed in range(300)]
+    assert min(factors) >= 0.12 and min(factors) < 0.13 and max(factors) > 0.38
+
+
+def test_flip_is_the_image_upside_down():
+    for x, y, p in runs("flip"):
+        assert (y == x[::-1]).all() and p == {"axis": "vertical"}
 
 
 def test_backlight_lightens_one_area_and_darkens_the_other():
@@ -221,8 +284,20 @@ def test_gray_scale_takes_the_drawn_share_of_colour_away():
 
 def test_selections_are_the_thesis_sets():
     bench = get_benchmark("laugros")
-    assert [s.name for s in bench.plan().subsets][1:] == list(NAMES) and len(NAMES) == 15
-    assert len(SELECTIONS["iccvw2019"]) == 9 and len(SELECTIONS["not-in-c"]) == 11
+    assert [s.name for s in bench.plan().subsets][1:] == list(NAMES) and len(NAMES) == 16
+    assert SELECTIONS["iccvw2019"] == (
+        "gaussian_noise",
+        "artifacts",
+        "obstruction",
+        "blur",
+        "contrast",
+        "brightness",
+        "color_distortion",
+        "translation",
+        "rotation",
+        "flip",
+    )  # Table 3.2's columns
+    assert len(SELECTIONS["not-in-c"]) == 11 and "flip" not in SELECTIONS["not-in-c"]
     for name, members in SELECTIONS.items():
         assert [s.name for s in bench.plan(selection=name).subsets] == ["clean", *members]
     assert set(SELECTIONS["eccvw2020"]) == {"rotation", "translation", "color_distortion", "obstruction"}
@@ -253,6 +328,7 @@ def test_png_build_stores_the_exact_pixels(tmp_path):
     border, meta = first("border")
     t = meta["params"]["thickness_px"]
     assert clean.shape == (224, 224, 3) and within(t, 9, 46) and t == meta["params"]["severity"]
-    assert (border[:t] == 128).all() and (border[t:-t, t:-t] == clean[t:-t, t:-t]).all()
+    gray = round(255 * meta["params"]["gray"])
+    assert (border[:t] == gray).all() and (border[t:-t, t:-t] == clean[t:-t, t:-t]).all()
     quantized, meta = first("quantization")
     assert len(np.unique(quantized)) <= meta["params"]["levels"]

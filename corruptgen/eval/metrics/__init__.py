@@ -3,7 +3,7 @@
 One module per family: :mod:`.common` (accuracy, error, consistency, residual robustness, APP, effective robustness),
 :mod:`.imagenet_c` (CE, mCE, relative mCE), :mod:`.imagenet_p` (FP, T5D, mFR, mT5D), :mod:`.syn2nat` (Syn2Nat score,
 categories, overlap, K-means, Algorithm 2), :mod:`.vcr` (R̂_a, R̂_p, HMRI, MRSI, coverage), :mod:`.optics` (Δ to the
-defocus baseline, Kendall τ).
+defocus baseline, Kendall τ), :mod:`.laugros` (CE against a reference model).
 """
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ import numpy as np
 from ...errors import CorruptgenError
 from ...registry import Registry
 from ..predictions import Predictions
-from . import common, imagenet_c, imagenet_p, optics, syn2nat, vcr
+from . import common, imagenet_c, imagenet_p, laugros, optics, syn2nat, vcr
 
 __all__ = ["METRICS", "MetricOptions", "common", "compute_metrics", "detect_family", "imagenet_c", "imagenet_p",
-           "optics", "register_metrics", "syn2nat", "vcr"]  # fmt: skip
+           "laugros", "optics", "register_metrics", "syn2nat", "vcr"]  # fmt: skip
 
 #: Metric families: name -> section function ``(pred, rows, options) -> dict`` (the family's own metrics, stored
 #: under ``results["metrics"][name]``). A benchmark family names its metric family (``Benchmark.metrics``); a new
@@ -125,6 +125,12 @@ def _c_reference(pred: Predictions, rows: dict, opt: MetricOptions) -> dict:
 def _imagenet_p(pred: Predictions, rows: dict, opt: MetricOptions) -> dict:
     ref_p = (opt.reference or {}).get("metrics", {}).get("imagenet_p", {}).get("perturbations")
     return imagenet_p.imagenet_p_metrics(pred, ref_p)
+
+
+@register_metrics("laugros")
+def _laugros(pred: Predictions, rows: dict, opt: MetricOptions) -> dict:
+    ref_rows, ref_name = _reference_rows(opt)
+    return laugros.laugros_metrics(rows, ref_rows, ref_name)
 
 
 @register_metrics("syn2nat")

@@ -1,4 +1,5 @@
-"""Laugros's thesis (Université Grenoble Alpes 2022): the 15 synthetic corruptions of Figures 3.2 and 4.3."""
+"""Laugros's thesis (Université Grenoble Alpes 2022): the 16 synthetic corruptions of Figures 3.2 and 4.3 and
+Tables 3.2-3.3."""
 
 from . import benchmark, corruptions
 from .benchmark import SELECTIONS

@@ -1,11 +1,13 @@
-"""The ``laugros`` family: one subset per synthetic corruption of the thesis's Figures 3.2 and 4.3, all 15 by default.
+"""The ``laugros`` family: one subset per synthetic corruption of the thesis's Figures 3.2 and 4.3 and the flip of its
+Tables 3.2-3.3, all 16 by default.
 
 ``--selection`` names the sets the thesis uses:
 
-* ``iccvw2019``: Figure 3.2's nine (§3.2, Laugros et al., ICCVW 2019), with adversarial examples beside them;
+* ``iccvw2019``: Figure 3.2's nine and the flip, Table 3.2's ten columns (§3.2, Laugros et al., ICCVW 2019), with
+  adversarial examples beside them;
 * ``not-in-c``: Figure 4.3's eleven, corruptions not in ImageNet-C (§4.2.6, Table 4.1 uses border and obstruction);
 * ``eccvw2020``: the four added to ImageNet-C's fifteen in §3.3.3.1 (Laugros et al., ECCVW 2020; Table 3.4b);
-* ``all``: the 15 (the default).
+* ``all``: the 16 (the default).
 
 Images are resized to 224×224 first, the thesis's only preprocessing (§3.3.3.2).
 """
@@ -25,7 +27,7 @@ from .corruptions import CITE, FAMILY, NAMES, TABLE
 __all__ = ["CATEGORY_NAMES", "SELECTIONS", "Laugros", "laugros"]
 
 #: Which figures list a corruption (the category shown by ``corruptgen list`` and on the card).
-CATEGORY_NAMES = {1: "Figure 3.2 only", 2: "Figures 3.2 and 4.3", 3: "Figure 4.3 only"}
+CATEGORY_NAMES = {1: "Figure 3.2 / Table 3.2 only", 2: "Figures 3.2 and 4.3", 3: "Figure 4.3 only"}
 
 
 def _category(name: str) -> int:
@@ -33,8 +35,11 @@ def _category(name: str) -> int:
     return 2 if len(figures) == 2 else 1 if figures == ("3.2",) else 3
 
 
+#: §3.2's set, Table 3.2's columns in its order: Figure 3.2's nine and the flip.
+TABLE_3_2 = ("gaussian_noise", "artifacts", "obstruction", "blur", "contrast", "brightness", "color_distortion",
+             "translation", "rotation", "flip")  # fmt: skip
 SELECTIONS: dict[str, tuple[str, ...]] = {
-    "iccvw2019": tuple(n for n in NAMES if "3.2" in TABLE[n][0]),
+    "iccvw2019": TABLE_3_2,
     "not-in-c": tuple(n for n in NAMES if "4.3" in TABLE[n][0]),
     "eccvw2020": ("obstruction", "color_distortion", "translation", "rotation"),
     "all": NAMES,
@@ -77,15 +82,16 @@ class Laugros(Benchmark):
 @register_benchmark("laugros")
 @cache
 def laugros() -> Laugros:
-    """15 subsets (one per corruption) + clean, all by default."""
+    """16 subsets (one per corruption) + clean, all by default."""
     subsets = {n: Subset(name=n, corruption=f"{FAMILY}/{n}", category=_category(n)) for n in NAMES}
     return Laugros(
         name="laugros",
-        title="Laugros thesis synthetic corruptions (Figures 3.2 and 4.3)",
-        cite=f"{CITE} (Figures 3.2 and 4.3; Laugros et al., ICCVW 2019 and ECCVW 2020)",
+        title="Laugros thesis synthetic corruptions (Figures 3.2 and 4.3, Table 3.2's flip)",
+        cite=f"{CITE} (Figures 3.2 and 4.3, Tables 3.2-3.3; Laugros et al., ICCVW 2019 and ECCVW 2020)",
         subsets={"clean": CLEAN, **subsets},
         default_subsets=NAMES,
         preprocess="resize224",
+        metrics="laugros",
         category_names=CATEGORY_NAMES,
         options=(Option("selection", f"the thesis's sets: {', '.join(SELECTIONS)} (default all)"),),
     )

@@ -1,16 +1,19 @@
-"""The 15 synthetic corruptions of Laugros's thesis (Université Grenoble Alpes 2022, Figure 3.2 — also Laugros et al.,
-ICCVW 2019 — and Figure 4.3), registered as ``laugros/<name>``.
+"""The 16 synthetic corruptions of Laugros's thesis (Université Grenoble Alpes 2022, Figure 3.2 and the flip of
+Tables 3.2–3.3 — also Laugros et al., ICCVW 2019 — and Figure 4.3), registered as ``laugros/<name>``.
 
 Each sample draws its severity uniformly from the figure's range and every other random choice from its own
 generator; ``params`` records them all, with ``severity`` in the figure's unit. The figure's pixel sizes
-(obstruction, translation, border) are for 224×224 images: they scale with the short side (``px = round(severity ·
-short / 224)``, at least 1) and the pixels applied are recorded too. Where the figure's one-line description leaves a
-choice open, the choice is written in the corruption's docstring; the reference implementation consulted for those
-choices is the authors' ``CC_Transform.py`` (bds-ailab/common_corruption_benchmark).
+(obstruction, translation, border, the artifacts' pattern) are for 224×224 images: they scale with the short side
+(``px = round(severity · short / 224)``, at least 1) and the pixels applied are recorded too. Where the figure's
+one-line description leaves a choice open, the choice is written in the corruption's docstring; the reference
+implementation consulted is the authors' ``CC_Transform.py`` (bds-ailab/common_corruption_benchmark) in the version
+whose ranges are Figure 4.3's (obstruction 47–125, border 9–46, translation 15–62, rotation 7–50, …). Where the
+figure and that code differ, the docstring says which is followed.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -23,8 +26,6 @@ FAMILY = "laugros"
 CITE = "A. Laugros, PhD thesis, Université Grenoble Alpes 2022"
 #: The side the figures' pixel sizes are given for.
 REFERENCE_SIDE = 224
-#: The gray level of the border frame: mid-gray 0.5 (128), the reference's value.
-BORDER_GRAY = 128
 
 Draw = tuple[np.ndarray, Params]
 
@@ -59,24 +60,23 @@ def blur(image: np.ndarray, rng: np.random.Generator, lo: float, hi: float) -> D
     return ops.blend_blur(image, alpha), {"severity": alpha, "alpha": alpha, "passes": ops.BLUR_PASSES}
 
 
-#: An artifact at 224 px: a horizontal dotted line of 13 one-pixel dots, one every 2 px (25 px long), 3 px tall.
-ARTIFACT_DOTS, ARTIFACT_HEIGHT = 13, 3
-
-
 def artifacts(image: np.ndarray, rng: np.random.Generator, lo: int, hi: int) -> Draw:
-    """``n`` small dotted lines: each horizontal, 13 one-pixel dots one every 2 px (25 px) and 3 px tall at 224 px
-    (dots and height scale with the short side, at least 2 dots and 1 px), at a uniform position fully inside the
-    image; all painted in one gray level drawn uniformly from 0..255 (the reference's single random gray)."""
+    """``n`` (15–170) "small dotted lines" (Figures 3.2 and 4.3), drawn as the authors' ``get_artifacts`` draws them,
+    on which the range was set (§3.2.2's procedure): each a horizontal dash of 5 px, 3 px tall, at a uniform position
+    inside the image; with odds 6/7 (the code's ``randint(0, 6) ≥ 1``) it also has, on each side where they fit,
+    1-px ticks one every 2 px (4 on the left, 5 on the right, 25 px in all). All are painted in one gray level drawn
+    from 0..255 (the code's one random gray). Pattern pixels are ``unit`` = round(short / 224) px (at least 1): the
+    authors' pixels at 224. ``tops`` / ``lefts``: each dash's top row and left column; ``extended``: ticks drawn."""
     n = int(rng.integers(lo, hi + 1))
     h, w = image.shape[:2]
-    dots = min(max(round(ARTIFACT_DOTS * _scale(image)), 2), (w + 1) // 2)
-    height = min(max(round(ARTIFACT_HEIGHT * _scale(image)), 1), h)
-    rows = rng.integers(0, h - height + 1, size=n)
-    cols = rng.integers(0, w - 2 * (dots - 1), size=n)
+    unit = max(round(_scale(image)), 1)
+    tops = rng.integers(0, max(h - ops.ARTIFACT_ROWS * unit, 0) + 1, size=n)
+    lefts = rng.integers(0, max(w - len(ops.DASH) * unit, 0) + 1, size=n)
+    extended = rng.integers(0, 7, size=n) >= 1
     value = _gray_level(rng)
-    out = ops.dotted_lines(image, rows, cols, dots, height, value)
-    return out, {"severity": n, "count": n, "dots": dots, "height_px": height, "gray": value / 255,
-                 "rows": rows.tolist(), "cols": cols.tolist()}  # fmt: skip
+    out = ops.dashed_lines(image, tops, lefts, extended, unit, value)
+    return out, {"severity": n, "count": n, "unit": unit, "gray": value / 255, "tops": tops.tolist(),
+                 "lefts": lefts.tolist(), "extended": extended.tolist()}  # fmt: skip
 
 
 def obstruction(image: np.ndarray, rng: np.random.Generator, lo: int, hi: int) -> Draw:
@@ -92,13 +92,17 @@ def obstruction(image: np.ndarray, rng: np.random.Generator, lo: int, hi: int) -
 
 
 def translation(image: np.ndarray, rng: np.random.Generator, lo: int, hi: int) -> Draw:
-    """One horizontal and one vertical translation by the same number of pixels n (15–62 at 224 px, "for both
-    translations"), each direction's sign drawn independently; uncovered pixels are black (the reference's fill)."""
-    severity = int(rng.integers(lo, hi + 1))
+    """Figures 3.2 and 4.3's "one horizontal and one vertical translation", each by its own number of pixels drawn
+    from 15–62 at 224 px and its own sign: the figure's "for both translations" gives the range of each, and the
+    authors' code draws the two independently. Uncovered pixels are black (the code's fill). ``severities``:
+    ``[horizontal, vertical]`` at 224 px (``severity``: the larger, one number as every corruption's);
+    ``shift_px``: the same in this image's pixels; ``dx`` > 0 moves right, ``dy`` > 0 down."""
     h, w = image.shape[:2]
-    n = _px(severity, image, min(h, w) - 1)
-    dx, dy = _sign(rng) * n, _sign(rng) * n
-    return ops.translate(image, dx, dy), {"severity": severity, "shift_px": n, "dx": dx, "dy": dy}
+    severities = [int(v) for v in rng.integers(lo, hi + 1, size=2)]
+    shift = [_px(v, image, min(h, w) - 1) for v in severities]
+    dx, dy = _sign(rng) * shift[0], _sign(rng) * shift[1]
+    return ops.translate(image, dx, dy), {"severity": max(severities), "severities": severities, "shift_px": shift,
+                                          "dx": dx, "dy": dy}  # fmt: skip
 
 
 def rotation(image: np.ndarray, rng: np.random.Generator, lo: float, hi: float) -> Draw:
@@ -146,20 +150,29 @@ def thumbnail_resize(image: np.ndarray, rng: np.random.Generator, lo: float, hi:
 
 
 def border(image: np.ndarray, rng: np.random.Generator, lo: int, hi: int) -> Draw:
-    """A frame t px thick (9–46 at 224 px) along the four edges, filled with mid-gray 0.5 (128, the reference's)."""
+    """A frame t px thick (9–46 at 224 px) along the four edges, filled with "a unique pixel value" (Figure 4.3): one
+    gray level drawn from 0..255 (R = G = B), as the authors' code of Figure 4.3's ranges draws it (an earlier
+    version filled with 0.5)."""
     severity = int(rng.integers(lo, hi + 1))
     thickness = _px(severity, image, max((min(image.shape[:2]) - 1) // 2, 1))
-    out = ops.fill_border(image, thickness, BORDER_GRAY)
-    return out, {"severity": severity, "thickness_px": thickness, "gray": BORDER_GRAY / 255}
+    value = _gray_level(rng)
+    out = ops.fill_border(image, thickness, value)
+    return out, {"severity": severity, "thickness_px": thickness, "gray": value / 255}
 
 
 def shear(image: np.ndarray, rng: np.random.Generator, lo: float, hi: float) -> Draw:
-    """Horizontal shear about the centre row with factor k (px of horizontal shift per px of height), |k| uniform up
-    to the figure's 0.39 and either sign; the top and bottom rows shift most, by ``|k|·(h − 1)/2`` px (recorded)."""
+    """Horizontal shear about the centre row with factor k (px of horizontal shift per px of height), |k| uniform in
+    0.12–0.39, either sign. Figure 4.3 gives only the maximum, 0.39; §3.2.2's range procedure gives every range a
+    lower bound where the model starts to lose accuracy, and the authors' code draws ``±randint(12, 39)``. Where the
+    two differ we follow the figure: its unit (k, at most 0.39), with the code's 12 : 39 for the minimum (the code
+    passes its numbers to torchvision as shear *degrees*, k = tan 12°–39° = 0.21–0.81). The top and bottom rows shift
+    most, by ``|k|·(h − 1)/2`` px (recorded); ``degrees`` = atan k."""
     magnitude = float(rng.uniform(lo, hi))
     factor = _sign(rng) * magnitude
     shift = magnitude * (image.shape[0] - 1) / 2
-    return ops.shear(image, factor), {"severity": magnitude, "factor": factor, "max_shift_px": shift}
+    degrees = math.degrees(math.atan(factor))
+    return ops.shear(image, factor), {"severity": magnitude, "factor": factor, "degrees": degrees,
+                                      "max_shift_px": shift}  # fmt: skip
 
 
 def backlight(image: np.ndarray, rng: np.random.Generator, lo: float, hi: float) -> Draw:
@@ -181,17 +194,28 @@ def gray_scale(image: np.ndarray, rng: np.random.Generator, lo: float, hi: float
     return ops.gray_blend(image, alpha), {"severity": alpha, "alpha": alpha}
 
 
-# name -> (figures, the figure's description, severity range, its unit, draw function)
-Spec = tuple[tuple[str, ...], str, tuple[float, float], str, Callable[..., Draw]]
+def flip(image: np.ndarray, rng: np.random.Generator, lo: float, hi: float) -> Draw:
+    """The image flipped upside down (top ↔ bottom). The *flip* of §3.2 (Tables 3.2–3.3; Laugros et al., ICCVW 2019)
+    has no severity range (§3.2.2: "each of the selected perturbations except flip") and no axis in the text; it is
+    vertical here: the thesis treats a horizontal flip as harmless (its trainings flip horizontally at random as
+    plain augmentation, §4.2.3 and §4.3.2), while flip costs the standard model 22 % of its accuracy (APP 0.78, Table
+    3.2), and its benchmarks count upside-down objects as a shift ("flipped and landed on its roof", §2.3.4.2)."""
+    return ops.flip_vertical(image), {"axis": "vertical"}
+
+
+# name -> (figures, the figure's description, severity range (None: none), its unit, draw function)
+Spec = tuple[tuple[str, ...], str, tuple[float, float] | None, str, Callable[..., Draw]]
 TABLE: dict[str, Spec] = {
     "gaussian_noise": (("3.2",), "zero-mean Gaussian noise", (0.05, 0.18), "standard deviation", gaussian_noise),
     "blur": (("3.2",), "image interpolated with its five-pass 3×3 box blur", (0.4, 0.95),
              "interpolation factor of the blurred image", blur),
-    "artifacts": (("3.2", "4.3"), "small dotted lines", (15, 170), "number of artifacts", artifacts),
+    "artifacts": (("3.2", "4.3"), "small dotted lines: 5-px dashes with dotted ends", (15, 170),
+                  "number of artifacts", artifacts),
     "obstruction": (("3.2", "4.3"), "one square filled with one gray value", (47, 125),
                     "square side, px at 224 (scales with the short side)", obstruction),
-    "translation": (("3.2", "4.3"), "one horizontal and one vertical translation, black fill", (15, 62),
-                    "px moved in each direction at 224 (scales with the short side)", translation),
+    "translation": (("3.2", "4.3"), "one horizontal and one vertical translation, each its own shift, black fill",
+                    (15, 62), "px moved in each direction, drawn apart, at 224 (scales with the short side)",
+                    translation),
     "rotation": (("3.2", "4.3"), "clockwise or anticlockwise rotation, black corners", (7.0, 50.0), "degrees",
                  rotation),
     "brightness": (("3.2",), "one value added to or subtracted from every pixel", (0.16, 0.51), "value", brightness),
@@ -201,14 +225,15 @@ TABLE: dict[str, Spec] = {
     "quantization": (("4.3",), "values quantised to a few levels", (4, 9), "number of levels", quantization),
     "thumbnail_resize": (("4.3",), "bilinear down-resize and back", (1.1, 3.25), "reduction factor",
                          thumbnail_resize),
-    "border": (("4.3",), "a frame along the edges filled with mid-gray", (9, 46),
+    "border": (("4.3",), "a frame along the edges filled with one gray value", (9, 46),
                "thickness, px at 224 (scales with the short side)", border),
-    "shear": (("4.3",), "horizontal shear about the centre row", (0.0, 0.39),
-              "shear factor |k| (figure: maximum pixel translation 0.39)", shear),
+    "shear": (("4.3",), "horizontal shear about the centre row", (0.12, 0.39),
+              "shear factor |k| (figure: maximum pixel translation 0.39; minimum from the authors' code)", shear),
     "backlight": (("4.3",), "two areas, one lightened and one darkened by one value", (0.11, 0.44),
                   "value added / subtracted", backlight),
     "gray_scale": (("4.3",), "image interpolated with its gray-scale version", (0.49, 1.0),
                    "interpolation factor of the gray image", gray_scale),
+    "flip": (("3.2",), "the image flipped upside down (§3.2.2, Tables 3.2-3.3)", None, "vertical", flip),
 }  # fmt: skip
 NAMES: tuple[str, ...] = tuple(TABLE)
 
@@ -218,7 +243,9 @@ def _check(options: dict[str, Any]) -> None:
         raise ValueError(f"takes no options (each sample draws its severity), got {dict(options)}")
 
 
-def _bound(draw: Callable[..., Draw], lo: float, hi: float) -> Callable[..., Draw]:
+def _bound(draw: Callable[..., Draw], span: tuple[float, float] | None) -> Callable[..., Draw]:
+    lo, hi = span or (0, 0)
+
     def fn(image: np.ndarray, rng: np.random.Generator) -> Draw:
         return draw(image, rng, lo, hi)
 
@@ -226,14 +253,14 @@ def _bound(draw: Callable[..., Draw], lo: float, hi: float) -> Callable[..., Dra
     return fn
 
 
-for _name, (_figures, _what, (_lo, _hi), _unit, _draw) in TABLE.items():
+for _name, (_figures, _what, _span, _unit, _draw) in TABLE.items():
     register(
         Corruption(
             name=_name,
             family=FAMILY,
-            fn=_bound(_draw, _lo, _hi),
-            params={"severity_range": [_lo, _hi], "unit": _unit},
-            cite=f"{CITE}, Figure {' and '.join(_figures)}",
+            fn=_bound(_draw, _span),
+            params={"severity_range": list(_span), "unit": _unit} if _span else {"severity": "none", "axis": _unit},
+            cite=f"{CITE}, Figure {' and '.join(_figures)}" if _span else f"{CITE}, §3.2.2 and Tables 3.2-3.3",
             reference=_what,
             fidelity="from the figure's description; open choices in the docstring",
             check=_check,

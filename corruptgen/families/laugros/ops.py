@@ -40,14 +40,34 @@ def blend_blur(image: np.ndarray, alpha: float) -> np.ndarray:
     return to_u8((1.0 - alpha) * image + alpha * box_blur(image))
 
 
-def dotted_lines(image: np.ndarray, rows: np.ndarray, cols: np.ndarray, dots: int, height: int,
+#: One artifact in pattern pixels (the authors' ``get_artifacts``): a dash of 5 px, 3 px tall, and on each side, when
+#: the artifact has them and they fit, 1-px ticks one every 2 px (columns relative to the dash's left end).
+DASH = tuple(range(5))
+RIGHT_TICKS, LEFT_TICKS = (8, 10, 12, 14, 16), (-8, -6, -4, -2)
+ARTIFACT_ROWS = 3
+
+
+def artifact_columns(left: int, extended: bool, unit: int, width: int) -> np.ndarray:
+    """The image columns one artifact paints: its dash (``5·unit`` px from ``left``, clipped to ``width``) and, when
+    ``extended``, each side's ticks (``unit`` px wide every ``2·unit``) if that side fits inside ``0..width − 1``."""
+    blocks = [np.asarray(DASH)]
+    if extended and left + unit * (RIGHT_TICKS[-1] + 1) <= width:
+        blocks.append(np.asarray(RIGHT_TICKS))
+    if extended and left + unit * LEFT_TICKS[0] >= 0:
+        blocks.append(np.asarray(LEFT_TICKS))
+    starts = left + unit * np.concatenate(blocks)
+    cols = (starts[:, None] + np.arange(unit)).ravel()
+    return cols[(cols >= 0) & (cols < width)]
+
+
+def dashed_lines(image: np.ndarray, tops: np.ndarray, lefts: np.ndarray, extended: np.ndarray, unit: int,
                  value: int) -> np.ndarray:  # fmt: skip
-    """Horizontal dotted lines: from each ``(row, col)``, ``dots`` dots one pixel wide, one every 2 px, ``height``
-    rows tall, painted in the gray level ``value`` (0..255)."""
+    """The artifacts of :func:`artifact_columns`, each ``3·unit`` rows tall from ``top`` (clipped to the image), all
+    painted in the gray level ``value`` (0..255)."""
     out = image.copy()
-    r = (np.asarray(rows)[:, None] + np.arange(height))[:, :, None]
-    c = (np.asarray(cols)[:, None] + 2 * np.arange(dots))[:, None, :]
-    out[np.broadcast_to(r, (r.shape[0], height, dots)), np.broadcast_to(c, (c.shape[0], height, dots))] = value
+    h, w = image.shape[:2]
+    for top, left, ext in zip(tops, lefts, extended, strict=True):
+        out[int(top) : min(int(top) + ARTIFACT_ROWS * unit, h), artifact_columns(int(left), bool(ext), unit, w)] = value
     return out
 
 
@@ -64,6 +84,11 @@ def fill_border(image: np.ndarray, thickness: int, value: int) -> np.ndarray:
     t = thickness
     out[:t], out[-t:], out[:, :t], out[:, -t:] = value, value, value, value
     return out
+
+
+def flip_vertical(image: np.ndarray) -> np.ndarray:
+    """The image upside down: row ``y`` becomes row ``h − 1 − y`` (no interpolation, no pixel value changes)."""
+    return np.ascontiguousarray(image[::-1])
 
 
 def translate(image: np.ndarray, dx: int, dy: int) -> np.ndarray:
