@@ -9,11 +9,13 @@ from collections.abc import Sequence
 
 from .engine import BuildResult, render
 from .errors import CorruptgenError, NoSamplesError
+from .family import FAMILIES
 from .invocation import record
 from .io.decode import DEFAULT_MAX_BYTES
 from .io.storage import join
 from .options import RayOptions, RunOptions
 from .planning import SHARD_MAX, SHARD_MIN, SHARD_TARGET, default_shard_size, make_plan
+from .wording import counted
 
 __all__ = ["SHARD_MAX", "SHARD_MIN", "SHARD_TARGET", "build", "default_shard_size", "make_plan"]
 
@@ -35,6 +37,7 @@ def build(
     preprocess: str | None = None,
     image_column: str | None = None,
     label_column: str | None = None,
+    folder_labels: bool = False,
     max_pixels: int = 100_000_000,
     max_bytes: int = DEFAULT_MAX_BYTES,
     strict: bool = False,
@@ -50,7 +53,8 @@ def build(
     force_unlock: bool = False,
     **family_options,
 ) -> BuildResult:
-    """Render ``benchmark`` from ``source`` into ``<out>/<benchmark>/`` and return what was done.
+    """Render ``benchmark`` from ``source`` into ``<out>/<benchmark>/`` and return what was done (an alias such as
+    ``imagenet_c`` stands for the family's name: ``<out>/imagenet-c/``).
 
     Example:
         >>> import corruptgen
@@ -62,7 +66,9 @@ def build(
     written at the end of the build, so the directory loads with ``datasets.load_dataset``; the options a card was
     written with (e.g. by ``corruptgen card --license ...``) are kept. With ``card=False`` only the `datasets`
     configs are written (``.huggingface.yaml``), so ``load_dataset(DIR, name=<subset>)`` still loads one subset.
-    Inputs whose file exceeds ``max_bytes`` or whose declared pixel count exceeds ``max_pixels`` are skipped with
+    ``folder_labels=True`` labels an ``imagefolder:``/``filelist:`` source's class folders by their sorted order
+    (ImageNet wnids are not looked up; by default the layout rules of :mod:`corruptgen.io.sources` apply). Inputs
+    whose file exceeds ``max_bytes`` or whose declared pixel count exceeds ``max_pixels`` are skipped with
     their reason. A build without a single sample (every input skipped) raises :class:`NoSamplesError` with the
     reasons; with ``strict=True`` any skipped input or failed sample raises :class:`CorruptgenError` after the build.
     ``family_options`` are the benchmark family's own choices (e.g. ``severities`` for ImageNet-C).
@@ -71,6 +77,7 @@ def build(
     the bytes. The build holds ``<out>/<benchmark>/``'s lock: another build there waits ``wait_lock`` seconds, then
     fails; ``force_unlock`` removes the lock object a killed remote build left.
     """
+    benchmark = FAMILIES.canonical(benchmark)  # an alias (imagenet_c) builds into the family's own folder
     plan = make_plan(
         benchmark,
         source=source,
@@ -79,6 +86,7 @@ def build(
         limit=limit,
         image_column=image_column,
         label_column=label_column,
+        folder_labels=folder_labels,
         preprocess=preprocess,
         seed=seed,
         image_format=image_format,
@@ -92,7 +100,8 @@ def build(
     given = {"source": source, "subsets": subsets, "clean": clean, "limit": limit, "seed": seed,
              "image_format": image_format, "quality": quality, "shard_size": shard_size, "split": split,
              "preprocess": preprocess, "image_column": image_column, "label_column": label_column,
-             "max_pixels": max_pixels, "max_bytes": max_bytes, **family_options}  # fmt: skip
+             "folder_labels": folder_labels, "max_pixels": max_pixels, "max_bytes": max_bytes,
+             **family_options}  # fmt: skip
     run = RunOptions(workers=workers, device=device, batch_size=batch_size, io_threads=io_threads, engine=engine,
                      ray=ray, progress=progress)  # fmt: skip
     result = render(plan, join(out, benchmark), run, overwrite=overwrite, wait_lock=wait_lock,
@@ -113,8 +122,8 @@ def _nothing_built(result: BuildResult) -> str:
     why = "; ".join(f"{n} x {reason}" for reason, n in reasons.most_common(3))
     more = f"; {len(reasons) - 3} other reasons" if len(reasons) > 3 else ""
     counts = result.manifest["counts"]
-    what = f"{counts['skipped_inputs']} of {counts['inputs']} inputs skipped"
-    what += f", {counts['failed_samples']} samples failed" if counts["failed_samples"] else ""
+    what = f"{counts['skipped_inputs']} of {counted(counts['inputs'], 'input')} skipped"
+    what += f", {counted(counts['failed_samples'], 'sample')} failed" if counts["failed_samples"] else ""
     return (f"{result.out_dir}: no samples: {what} ({why or 'no reasons recorded'}{more}); every skip is listed "
             "in its manifest.json 'skipped'")  # fmt: skip
 

@@ -162,7 +162,8 @@ def _subset_conflict(old: dict[str, Any], new: dict[str, Any], replaced: list[st
 
 #: plan settings -> the ``corruptgen build`` flag that sets them
 _SETTING_FLAGS = {"spec": "--source", "limit": "--limit", "image_column": "--image-column",
-                  "label_column": "--label-column", "seed": "--seed", "shard_size": "--shard-size",
+                  "label_column": "--label-column", "folder_labels": "--folder-labels",
+                  "seed": "--seed", "shard_size": "--shard-size",
                   "image_format": "--format", "quality": "--quality", "split": "--split", "max_pixels": "--max-pixels",
                   "max_bytes": "--max-bytes", "preprocess": "--preprocess/--size"}  # fmt: skip
 
@@ -182,11 +183,20 @@ def _differences(old: dict[str, Any], new: dict[str, Any]) -> str:
     keys = sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
     if not keys:
         return "an older manifest"
-    return ", ".join(f"{_SETTING_FLAGS.get(k, k)} {_shown(after.get(k))} (built: {_shown(before.get(k))})"
-                     for k in keys)  # fmt: skip
+    return ", ".join(f"{_setting(k, after.get(k))} (built: {_shown(before.get(k), k)})" for k in keys)
 
 
-def _shown(value: Any) -> str:
+def _setting(key: str, value: Any) -> str:
+    """``--seed 1``; an unset ``--limit`` is ``no --limit``."""
+    flag = _SETTING_FLAGS.get(key, key)
+    return f"no {flag}" if value is None and key == "limit" else f"{flag} {_shown(value, key)}"
+
+
+#: what an unset plan setting means, where "none" would mislead
+_UNSET = {"limit": "no limit", "folder_labels": "False", "image_column": "auto", "label_column": "auto"}
+
+
+def _shown(value: Any, key: str = "") -> str:
     if isinstance(value, dict) and "name" in value:  # a preprocessing preset
         return f"{value['name']}" + (f" {value['crop']}px" if value.get("crop") else "")
-    return "none" if value is None else str(value)
+    return _UNSET.get(key, "none") if value is None else str(value)

@@ -59,10 +59,17 @@ class ChunkTask:
     options: RenderOptions = field(default_factory=RenderOptions)
     listing: str | None = None  # the driver's Source.listing_id(): a worker that lists another source refuses
     part: str = ""  # e.g. "part 1 of 2": the chunk's subsets are shared out over several tasks (a small build)
+    share: tuple[int, int] = (0, 1)  # (g, k): this task is part g + 1 of the k that share the chunk
 
     @property
     def name(self) -> str:
         return f"chunk {self.chunk}" + (f" ({self.part})" if self.part else "")
+
+    @property
+    def counted(self) -> int:
+        """The inputs this task advances the progress bar by: the k parts of a chunk count its inputs once."""
+        size, (g, k) = self.stop - self.start, self.share
+        return size * (g + 1) // k - size * g // k
 
 
 @dataclass
@@ -342,7 +349,8 @@ class ChunkRenderer:
         task, n = self.task, len(self.source)
         for name, shard in self.writers.items():
             rel = shard_relpath(name, task.chunk, self.plan.split)
-            read = {FIELD: self.reads.record(shard_inputs(self.plan, name, task.start, task.stop, n))}
+            indices = shard_inputs(self.plan, name, task.start, task.stop, n)
+            read = {FIELD: self.reads.record(indices, each=name == self.plan.subsets[0].name)}
             if shard.count:
                 facts = self.facts[name].record(list(shard.fields))
                 shards[rel] = {**shard.commit(), "subset": name, "chunk": task.chunk, "facts": facts, **read}

@@ -12,16 +12,15 @@ from typing import NoReturn
 from .commands import command_groups, positive_int, register_commands
 from .errors import CorruptgenError
 from .io.decode import DEFAULT_MAX_BYTES
+from .wording import counted
 
 
 def _add_build(sub) -> None:
+    from .io.sources import spec_forms
+
     p = sub.add_parser("build", help="render a benchmark into WebDataset shards")
-    p.add_argument("benchmark", help="benchmark family, e.g. syn2nat")
-    p.add_argument(
-        "--source",
-        default="samples",
-        help="samples | imagefolder:<dir> | hf:<name-or-path>[:split] | webdataset:<tar pattern>",
-    )
+    p.add_argument("benchmark", help="benchmark family, e.g. syn2nat (see `corruptgen list`)")
+    p.add_argument("--source", default="samples", help=f"{spec_forms()} (default samples)")
     p.add_argument(
         "--out",
         default="corruptgen-out",
@@ -45,6 +44,9 @@ def _add_build(sub) -> None:
     p.add_argument("--preprocess", default=None, help="syn2nat | imagenet | resize224 | none (default: the family's)")
     p.add_argument("--image-column", default=None, help="hf: sources: the image column")
     p.add_argument("--label-column", default=None, help="hf: sources: the label column")
+    p.add_argument("--folder-labels", action="store_true",
+                   help="imagefolder:/filelist: label class folders by their sorted position, whatever their names "
+                   "(default: ImageNet wnid folders get their ImageNet index)")  # fmt: skip
     p.add_argument("--max-pixels", type=positive_int, default=100_000_000, help="decompression-bomb guard")
     p.add_argument("--max-bytes", type=positive_int, default=DEFAULT_MAX_BYTES,
                    help=f"larger input files are skipped (default {DEFAULT_MAX_BYTES}, 256 MiB)")  # fmt: skip
@@ -102,9 +104,9 @@ def _cmd_build(args) -> int:
             args.benchmark, source=args.source, out=args.out, subsets=args.subsets, clean=args.clean, limit=args.limit,
             workers=args.workers, seed=args.seed, image_format=args.image_format, quality=args.quality,
             shard_size=args.shard_size, split=args.split, preprocess=args.preprocess, image_column=args.image_column,
-            label_column=args.label_column, max_pixels=args.max_pixels, max_bytes=args.max_bytes,
-            overwrite=args.overwrite, progress=args.progress, device=args.device, batch_size=args.batch_size,
-            io_threads=args.io_threads, size=args.size, engine=args.engine, card=args.card,
+            label_column=args.label_column, folder_labels=args.folder_labels, max_pixels=args.max_pixels,
+            max_bytes=args.max_bytes, overwrite=args.overwrite, progress=args.progress, device=args.device,
+            batch_size=args.batch_size, io_threads=args.io_threads, size=args.size, engine=args.engine, card=args.card,
             ray=RayOptions(address=args.address, num_cpus=args.task_cpus, num_gpus=args.task_gpus),
             wait_lock=args.wait_lock, force_unlock=args.force_unlock,
             **{k: getattr(args, k) for k in args.family_options if getattr(args, k) is not None},
@@ -127,7 +129,7 @@ def _cmd_list(args) -> int:
     if args.benchmark is None:
         for name in list_benchmarks():
             b = get_benchmark(name)
-            print(f"{name:14s} {b.title}: {len(b.subsets) - 1} subsets, {len(b.default_subsets)} by default")
+            print(f"{name:14s} {b.title}: {counted(len(b.subsets) - 1, 'subset')}, {len(b.default_subsets)} by default")
         return 0
     bench = get_benchmark(args.benchmark)
     names = bench.category_names
@@ -146,7 +148,9 @@ def _cmd_list(args) -> int:
     if args.json:
         print(json.dumps(rows, indent=1, default=str))
         return 0
-    print(f"{bench.title} — {len(rows)} subsets; * = in the default selection ({len(bench.default_subsets)})")
+    print(
+        f"{bench.title} — {counted(len(rows), 'subset')}; * = in the default selection ({len(bench.default_subsets)})"
+    )
     print(f"{'':2}{'name':24} {'category':26} parameters")
     for r in rows:
         cat = f"{r['category']} {r['category_name'] or ''}".strip() if r["category"] else "unassigned"
@@ -183,7 +187,7 @@ def _cmd_select(args) -> int:
     if args.out:
         with open(args.out, "w") as f:
             f.write(text + "\n")
-        print(f"wrote {len(benches)} benchmarks to {args.out}", file=sys.stderr)
+        print(f"wrote {counted(len(benches), 'benchmark')} to {args.out}", file=sys.stderr)
     else:
         print(text)
     return 0
@@ -224,7 +228,20 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict]:
     handlers = {}
     for _name, add_commands in command_groups():
         handlers.update(add_commands(sub))
+    _no_progress_everywhere(parser)
     return parser, handlers
+
+
+def _no_progress_everywhere(parser: argparse.ArgumentParser) -> None:
+    """Give every (sub-)command ``--no-progress``, so a script can pass it to any: those without a progress bar
+    accept it and show nothing anyway."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for command in dict.fromkeys(action.choices.values()):
+                if "--no-progress" not in command._option_string_actions:
+                    command.add_argument("--no-progress", dest="progress", action="store_false",
+                                         help="accepted for scripts (this command shows no progress bar)")  # fmt: skip
+                _no_progress_everywhere(command)
 
 
 @register_commands("core")

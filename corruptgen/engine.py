@@ -27,7 +27,7 @@ from .chunk import ChunkTask, source_for
 from .errors import CorruptgenError
 from .executors import run_tasks
 from .family import find_benchmark
-from .fingerprint import FIELD, stale_shards
+from .fingerprint import FIELD, Stale, stale_shards
 from .io.hashing import sha256_file
 from .io.layout import shard_relpath
 from .io.lock import build_lock
@@ -37,6 +37,7 @@ from .manifest import FORMAT_VERSION, library_versions, write_manifest
 from .options import RunOptions
 from .plan import Plan
 from .progress import progress_bar
+from .wording import counted
 
 REMOTE_CHECKS = 8  # remote shards re-hashed at once when a remote build resumes
 #: a running build's manifest records its finished shards as chunks finish, but it is rewritten whole (once per chunk:
@@ -65,13 +66,14 @@ class BuildResult:
     def summary(self) -> str:
         c = self.manifest["counts"]
         line = (
-            f"{self.manifest['benchmark']}: {len(self.manifest['subsets'])} subsets x {c['inputs']} inputs -> "
-            f"{c['samples']} samples in {self.written_shards + self.reused_shards} shards "
+            f"{self.manifest['benchmark']}: {counted(len(self.manifest['subsets']), 'subset')} x "
+            f"{counted(c['inputs'], 'input')} -> {counted(c['samples'], 'sample')} in "
+            f"{counted(self.written_shards + self.reused_shards, 'shard')} "
             f"({self.written_shards} written, {self.reused_shards} reused) at {self.out_dir}"
         )
-        line += f"; skipped {c['skipped_inputs']} of {c['inputs']} inputs"
+        line += f"; skipped {c['skipped_inputs']} of {counted(c['inputs'], 'input')}"
         if c["failed_samples"]:
-            line += f" and {c['failed_samples']} samples"
+            line += f" and {counted(c['failed_samples'], 'sample')}"
         if c["skipped_inputs"] or c["failed_samples"]:
             line += " (reasons in manifest.json 'skipped')"
         return line
@@ -225,7 +227,7 @@ def _execute(
     ]  # fmt: skip
     write_manifest(target, _assemble(plan, source, shards, skipped, False, invocation))
 
-    bar = progress_bar(sum(t.stop - t.start for t in tasks), enabled=run.progress, desc=plan.benchmark, unit="img")
+    bar = progress_bar(sum(t.counted for t in tasks), enabled=run.progress, desc=plan.benchmark, unit="img")
     results = run_tasks(tasks, engine=run.engine, workers=run.workers, bar=bar, ray=run.ray)
     due = time.monotonic()
     try:
@@ -259,12 +261,12 @@ def _share_out(tasks: list[ChunkTask], workers: int) -> list[ChunkTask]:
     shared = []
     for task in tasks:
         k = min(parts, len(task.subsets))
-        shared += [replace(task, subsets=task.subsets[g::k], part=f"part {g + 1} of {k}") if k > 1 else task
-                   for g in range(k)]  # fmt: skip
+        shared += [replace(task, subsets=task.subsets[g::k], part=f"part {g + 1} of {k}", share=(g, k)) if k > 1
+                   else task for g in range(k)]  # fmt: skip
     return shared
 
 
-def _drop_stale(out: Path | Location, shards: dict[str, dict], stale: dict[str, str]) -> None:
+def _drop_stale(out: Path | Location, shards: dict[str, dict], stale: Stale) -> None:
     """Forget (and delete: they are this build's own files) the shards the source no longer matches, saying so in one
     line; note the shards an earlier corruptgen recorded without a fingerprint (kept unchecked)."""
     unchecked = sum(1 for rel, rec in shards.items() if FIELD not in rec and rel not in stale)
@@ -273,9 +275,8 @@ def _drop_stale(out: Path | Location, shards: dict[str, dict], stale: dict[str, 
               "kept unchecked (--overwrite renders them from the source as it is now)")  # fmt: skip
     if not stale:
         return
-    shown = "; ".join(f"{rel}: {why}" for rel, why in list(stale.items())[:3])
-    more = f"; ... {len(stale) - 3} more" if len(stale) > 3 else ""
-    _note(f"the source changed since {_shards(len(stale))} were rendered ({shown}{more}); rendering them again")
+    _note(f"the source changed since {_shards(len(stale))} were rendered ({'; '.join(stale.lines)}); rendering them "
+          "again")  # fmt: skip
     for rel in stale:
         del shards[rel]
         if isinstance(out, Location):
@@ -290,7 +291,7 @@ def _note(line: str) -> None:
 
 
 def _shards(n: int) -> str:
-    return f"{n} shard" + ("" if n == 1 else "s")
+    return counted(n, "shard")
 
 
 def _open_remote(url: str, workers: int, engine: str) -> Location:

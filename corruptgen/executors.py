@@ -38,7 +38,7 @@ def run_tasks(
 
 def _advance(bar, task: ChunkTask) -> None:
     if bar is not None:
-        bar.update(task.stop - task.start)
+        bar.update(task.counted)
 
 
 def _run_local(tasks: list[ChunkTask], workers: int, bar) -> Iterator[dict[str, Any]]:

@@ -252,7 +252,7 @@ def split_names(names: str | Sequence[str]) -> list[str]:
 
 def unknown_subset(name: str, candidates: Sequence[str], benchmark: str) -> UnknownNameError:
     """The error for an unknown subset name, with near names."""
-    near = difflib.get_close_matches(name, list(dict.fromkeys(candidates)), n=3, cutoff=0.5)  # each name once
+    near = difflib.get_close_matches(name.lower(), list(dict.fromkeys(candidates)), n=3, cutoff=0.5)  # names: a-z
     hint = f"; did you mean {', '.join(near)}?" if near else f"; see `corruptgen list {benchmark}`"
     return UnknownNameError(f"unknown subset {name!r} for {benchmark}{hint}")
 

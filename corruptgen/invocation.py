@@ -21,6 +21,7 @@ FLAGS: dict[str, tuple[str, Any]] = {
     "preprocess": ("--preprocess", None),
     "image_column": ("--image-column", None),
     "label_column": ("--label-column", None),
+    "folder_labels": ("--folder-labels", False),
     "max_pixels": ("--max-pixels", DEFAULT_MAX_PIXELS),
     "max_bytes": ("--max-bytes", DEFAULT_MAX_BYTES),
 }

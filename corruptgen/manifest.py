@@ -21,6 +21,7 @@ from .io.hashing import sha256_file
 from .io.storage import hub_dataset, hub_url, local_path, location
 from .manifest_schema import KNOWN_FIELDS, validate_manifest
 from .plan import digest, settings_id, subset_ids
+from .wording import counted
 
 MANIFEST = "manifest.json"
 FORMAT_VERSION = 1
@@ -150,6 +151,7 @@ class VerifyReport:
     complete: bool = True
     ids: list[str] = field(default_factory=list)  # ids that differ from the ones the plan gives
     stale: list[str] | None = None  # with ``source=True``: what no longer matches the source, one line each
+    stale_shards: list[str] = field(default_factory=list)  # with ``source=True``: the shards it no longer matches
 
     @property
     def ok(self) -> bool:
@@ -158,16 +160,15 @@ class VerifyReport:
     def summary(self, strict: bool = False) -> str:
         """One line; with ``strict`` a tar file the manifest does not list fails the check too."""
         status = "OK" if self.ok and not (strict and self.unexpected) else "FAILED"
-        parts = [f"{self.checked} shards checked", f"{len(self.missing)} missing", f"{len(self.mismatched)} mismatched"]
+        parts = [f"{counted(self.checked, 'shard')} checked", f"{len(self.missing)} missing",
+                 f"{len(self.mismatched)} mismatched"]  # fmt: skip
         if self.unexpected:
             parts.append(f"{len(self.unexpected)} not in the manifest")
         if self.ids:
             parts.append(f"{len(self.ids)} ids differ from the plan's")
         if self.stale is not None:
-            shards = sum(1 for line in self.stale if line.startswith("data/"))
-            stale = f"{shards} shard{'' if shards == 1 else 's'} stale against the source"
+            stale = f"{counted(len(self.stale_shards), 'shard')} stale against the source"
             parts.append(stale if self.stale else "source unchanged")
-            parts += [line for line in self.stale if not line.startswith("data/")]
         if not self.complete:
             parts.append("build incomplete (re-run the build to finish it)")
         return f"verify {status}: " + ", ".join(parts)
@@ -201,7 +202,7 @@ def verify(out_dir: str | os.PathLike, *, source: bool = False) -> VerifyReport:
     if source:
         from .fingerprint import verify_source
 
-        report.stale = verify_source(manifest)
+        report.stale, report.stale_shards = verify_source(manifest)
     return report
 
 

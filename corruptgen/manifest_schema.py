@@ -17,6 +17,7 @@ from .errors import CorruptgenError
 #: a shard path the engine writes: ``data/<subset>/<name>.tar`` (no hidden parts, no ``..``)
 SHARD_PATH = re.compile(r"^data/(?![.])[^/\\]+/(?![.])[^/\\]+\.tar$")
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
+_PRINTS = re.compile(r"^[0-9a-f-]*$")  # each input's print (corruptgen.source_diff): hex digits, "-" for unread bytes
 
 
 class ManifestShapeError(ValueError):
@@ -52,6 +53,7 @@ _OPT_STR = _typed(lambda v: v is None or isinstance(v, str), "a string or null")
 _COUNT = _typed(_int, "a non-negative integer")
 _BOOL = _typed(lambda v: isinstance(v, bool), "true or false")
 _DICT = _typed(lambda v: isinstance(v, dict), "an object")
+_EACH = _typed(lambda v: isinstance(v, str) and len(v) % 16 == 0 and bool(_PRINTS.match(v)), "inputs' prints")
 _SHA = _typed(lambda v: v is None or (isinstance(v, str) and bool(_HEX64.match(v))), "a sha256 hex digest or null")
 
 
@@ -73,7 +75,7 @@ def _shards(value: Any, where: str) -> None:
 
 def _read_from(value: Any, where: str) -> None:
     """A shard's source fingerprint (:mod:`corruptgen.fingerprint`)."""
-    _fields(value, where, {}, {"inputs": _STR, "content": _STR, "unread": _strings})
+    _fields(value, where, {}, {"inputs": _STR, "content": _STR, "unread": _strings, "each": _EACH})
 
 
 def _strings(value: Any, where: str) -> None:

@@ -26,6 +26,7 @@ class SourceSpec:
     image_column: str | None = None
     label_column: str | None = None
     limit: int | None = None
+    folder_labels: bool = False  # class folders labelled by their sorted order, whatever their names
 
     def __post_init__(self) -> None:
         if self.limit is not None and self.limit < 1:
@@ -108,6 +109,8 @@ class Plan:
     def to_dict(self) -> dict[str, Any]:
         d = _shallow(self)  # asdict would convert every subset twice (a 96-subset plan: 40 ms a call)
         d["source"] = asdict(self.source)
+        if not self.source.folder_labels:  # added later: left out at its default, so plan ids stay the same
+            del d["source"]["folder_labels"]
         d["preprocess"] = self.preprocess.to_dict()
         d["subsets"] = [{**_shallow(s), "options": dict(s.options)} for s in self.subsets]
         d["family_options"] = dict(self.family_options)

@@ -32,6 +32,7 @@ def make_plan(
     label_column: str | None = None,
     preprocess: str | None = None,
     shard_size: int | None = None,
+    folder_labels: bool = False,
     **options,
 ) -> Plan:
     """The plan ``build`` would execute; ``options`` are :class:`~corruptgen.plan.Plan` fields or the family's own.
@@ -39,7 +40,8 @@ def make_plan(
     Without ``shard_size`` the source is opened (once per process; the build reuses it) to size the shards with
     :func:`default_shard_size`.
     """
-    spec = SourceSpec(spec=source, image_column=image_column, label_column=label_column, limit=limit)
+    spec = SourceSpec(spec=source, image_column=image_column, label_column=label_column, limit=limit,
+                      folder_labels=folder_labels)  # fmt: skip
     bench = get_benchmark(benchmark)
     if options.get("image_format") is None:  # the family's default format
         options["image_format"] = bench.image_format

@@ -141,8 +141,12 @@ class Registry(Generic[T]):
         return len(self._entries)
 
     def miss_message(self, name: str) -> str:
-        known = [*self._entries, *self._aliases]
-        near = difflib.get_close_matches(name, known, n=3, cutoff=0.5)
+        """``unknown <kind> 'name'`` and up to three near registered names (an alias near ``name`` suggests the name
+        it stands for; case is ignored: ``SYN2NAT`` suggests ``syn2nat``)."""
+        spelled = {alias.lower(): target for alias, target in self._aliases.items()}
+        spelled |= {entry.lower(): entry for entry in self._entries}
+        close = difflib.get_close_matches(name.lower(), list(spelled), n=6, cutoff=0.5)
+        near = list(dict.fromkeys(spelled[n] for n in close))[:3]
         if near:
             hint = f"; did you mean {', '.join(near)}?"
         else:

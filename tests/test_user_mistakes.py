@@ -94,7 +94,7 @@ def test_a_narrower_build_reuses_the_built_one_and_keeps_the_rest(build_copy, ca
     err = one_line_error(capsys, ["build", "syn2nat", "--out", out, "--subsets", "solarize", "--limit", "1"])
     assert "other settings: --limit 1 (built: 2); use --overwrite to replace it, or another --out" in err
     err = one_line_error(capsys, ["build", "syn2nat", "--out", out, "--subsets", "solarize"])  # the full source
-    assert "--limit none (built: 2)" in err
+    assert "no --limit (built: 2)" in err
     assert (build_copy / "manifest.json").read_bytes() == manifest
 
 

@@ -10,6 +10,7 @@ Every family runs on the same inputs (``source`` cycled to ``images`` files in a
 
 from __future__ import annotations
 
+import difflib
 import os
 import platform
 import resource
@@ -39,12 +40,24 @@ def parse_families(value: str | Sequence[str] | None) -> list[str]:
         return list(FAMILIES)
     out = []
     for token in tokens:
-        name = token.lower().replace("_", "-")
-        if name not in FAMILIES:
-            raise CorruptgenError(f"unknown family {token!r} for bench; choose from {', '.join(FAMILIES)} (or all)")
+        name = _bench_name(token)
         if name not in out:
             out.append(name)
     return out
+
+
+def _bench_name(token: str) -> str:
+    """The bench family ``token`` names: a family's name or alias (``imagenet_c``), in any case."""
+    name = token.lower()
+    if name not in FAMILIES:
+        from ..family import FAMILIES as REGISTERED
+
+        name = REGISTERED.canonical(name) if name in REGISTERED else name
+    if name not in FAMILIES:
+        near = difflib.get_close_matches(token.lower(), FAMILIES, n=3, cutoff=0.5)
+        hint = f"did you mean {', '.join(near)}? " if near else ""
+        raise CorruptgenError(f"unknown family {token!r} for bench; {hint}choose from {', '.join(FAMILIES)} (or all)")
+    return name
 
 
 def peak_rss_mib() -> dict[str, float]:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from ..commands import positive_int, register_commands
 from ..errors import CorruptgenError
+from ..wording import counted
 from .analyze_vcr import add_vcr_flags, add_vcr_similarity, run_vcr_similarity, vcr_settings
 
 UNITS = ("percent", "fraction")  # accuracy units of the Algorithm 2 tables (metrics.syn2nat.UNITS)
@@ -91,7 +92,7 @@ def _cmd_eval(args) -> int:
         class_map=args.class_map, attacks=args.attacks,
     )  # fmt: skip
     print(run.summary())
-    print(f"wrote {len(run.files)} files to {out}")
+    print(f"wrote {counted(len(run.files), 'file')} to {out}")
     return 0
 
 
@@ -108,7 +109,7 @@ def _cmd_report(args) -> int:
             write_json(path, r)
             print(f"wrote recomputed results {path}")
     files = write_report(results, args.out, options=options)
-    print(f"report for {len(results)} result file(s): {files[0]} (+{len(files) - 1} files)")
+    print(f"report for {counted(len(results), 'result file')}: {files[0]} (+{counted(len(files) - 1, 'file')})")
     return 0
 
 

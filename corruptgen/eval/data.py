@@ -8,6 +8,7 @@ Local shards are checked against the manifest's sha256 before evaluation.
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 import tarfile
@@ -21,6 +22,18 @@ import numpy as np
 
 from ..errors import CorruptgenError
 from ..io.layout import image_fields, shard_subset
+from ..wording import counted, some
+
+
+def _unknown_subsets(unknown: list[str], subsets: list[str], spec: str) -> CorruptgenError:
+    """One short line for ``--subsets`` names the build lacks: near names of the first (as ``build`` suggests), else
+    how many subsets the build has and the first few (never all of a 76-subset build)."""
+    close = difflib.get_close_matches(unknown[0].lower(), subsets, n=3, cutoff=0.5)  # subset names are lower case
+    near = [name for name in subsets if name in close]  # in the build's order
+    more = f" (and {len(unknown) - 1} more)" if len(unknown) > 1 else ""
+    has = f"it has {counted(len(subsets), 'subset')}: {some(subsets, 4)}" if subsets else "it has no subsets"
+    hint = f"did you mean {', '.join(near)}?" if near else has
+    return CorruptgenError(f"unknown subset {unknown[0]!r}{more} in {spec}; {hint}")
 
 
 @dataclass
@@ -59,8 +72,7 @@ class EvalSource:
         else:
             unknown = [n for n in names if n not in self.subsets]
             if unknown:
-                raise CorruptgenError(f"unknown subset(s) {', '.join(map(repr, unknown))} in {self.spec}; available: "
-                                      f"{', '.join(self.subsets) or 'none'}")  # fmt: skip
+                raise _unknown_subsets(unknown, list(self.subsets), self.spec)
             chosen = list(dict.fromkeys(names))
         if clean and "clean" in self.subsets and "clean" not in chosen:
             chosen.insert(0, "clean")

@@ -26,6 +26,7 @@ import torch
 from ..errors import CorruptgenError
 from ..models.loading import DEFAULT_MODEL, EvalModel, load_model
 from ..progress import progress_bar
+from ..wording import counted
 from .data import EvalSource, SubsetData, decode_image, fit_to, iter_samples, open_source, subset_dataset, verify_shards
 from .labels import ModelLabels, plan_labels
 from .metrics import MetricOptions, compute_metrics, detect_family
@@ -135,8 +136,11 @@ class EvalRun:
             fam = r["metrics"]["family"]
             where = r["data"]["benchmark"] or r["data"]["source"]
             seconds = r["eval"]["seconds"]
-            parts = [f"{r['model']['name']} on {where} ({fam}):",
-                     f"{r['eval']['images']} images ({_labelled(r)} labelled) in {seconds:.1f}s"]  # fmt: skip
+            images = counted(r["eval"]["images"], "image")
+            parts = [
+                f"{r['model']['name']} on {where} ({fam}):",
+                f"{images} ({_labelled(r)} labelled) in {seconds:.1f}s",
+            ]
             for key, label in (("clean_top1", "clean top-1"), ("mean_top1", "mean corrupted top-1")):
                 if s.get(key) is not None:
                     parts.append(f"{label} {100 * s[key]:.2f}%")
@@ -181,12 +185,16 @@ def evaluate(
     is reported as a subset ``whitebox_<attack>`` (:mod:`corruptgen.eval.whitebox`).
     """
     _check_device(device)
-    if batch_size < 1 or workers < 0 or (limit is not None and limit < 1):
-        raise CorruptgenError("--batch-size and --limit must be positive and --workers >= 0")
+    bad = {"--batch-size": batch_size < 1, "--workers": workers < 0, "--limit": limit is not None and limit < 1}
+    if any(bad.values()):
+        shown = {"--batch-size": batch_size, "--workers": workers, "--limit": limit}
+        flag = next(flag for flag, wrong in bad.items() if wrong)
+        least = 0 if flag == "--workers" else 1
+        raise CorruptgenError(f"{flag} must be at least {least}, got {shown[flag]}")
     options = options or MetricOptions()
     src = source if isinstance(source, EvalSource) else open_source(source, streaming=streaming, revision=revision)
     selected = src.select(subsets, clean=clean)
-    whitebox = plan_whitebox(attacks, [sd.name for sd in selected], src.spec)
+    whitebox = plan_whitebox(attacks, [sd.name for sd in selected], src.spec, built_clean="clean" in src.subsets)
     if verify:
         verify_shards(src, selected)
     nets = [load_model(m, device) for m in (models or [DEFAULT_MODEL])]
@@ -197,8 +205,9 @@ def evaluate(
     if labels == "ignore":
         options = replace(options, accuracy=False)
     if whitebox and (labels == "ignore" or class_map is not None):
-        raise CorruptgenError("--attacks attacks each model's own classes with the build's labels: it cannot be "
-                              "combined with --labels ignore or --class-map")  # fmt: skip
+        other = "--labels ignore" if labels == "ignore" else "--class-map"
+        raise CorruptgenError(f"--attacks attacks each model's own classes with the build's labels: it cannot be "
+                              f"combined with {other}")  # fmt: skip
     attackers = classifiers(nets) if whitebox else []
     size = nets[0].input_size
     parts = []

@@ -45,16 +45,20 @@ class WhiteBox:
 
 
 def plan_whitebox(
-    attacks: str | Sequence[str | AttackSpec] | None, subsets: Sequence[str], where: str
+    attacks: str | Sequence[str | AttackSpec] | None, subsets: Sequence[str], where: str, *, built_clean: bool = False
 ) -> WhiteBox | None:
     """Parse ``--attacks`` for a build whose selected subsets are ``subsets`` (names, in order); one line on bad
-    input or when the build has no ``clean`` subset."""
+    input or when no ``clean`` subset is selected (``built_clean``: the build has one, eval's ``--no-clean`` left it
+    out)."""
     if attacks is None or (not isinstance(attacks, str) and not attacks):
         return None
     specs = parse_attacks(attacks)
     if "clean" not in subsets:
-        raise CorruptgenError(f"--attacks attacks the clean subset, and {where} has none (build it without "
-                              "--no-clean, or evaluate without --no-clean)")  # fmt: skip
+        if built_clean:
+            raise CorruptgenError("--attacks attacks the clean subset, which --no-clean leaves out: evaluate without "
+                                  "--no-clean")  # fmt: skip
+        raise CorruptgenError(f"--attacks attacks the clean subset, and {where} has none (it was built with "
+                              "--no-clean): attack a build that has one")  # fmt: skip
     taken = sorted(set(subsets) & {PREFIX + s.subset_name for s in specs})
     if taken:
         raise CorruptgenError(f"{where} already has subset(s) {', '.join(taken)}")

@@ -61,16 +61,17 @@ class ExportReport:
         f = self.files
         total = f["written"] + f["replaced"] + f["linked"] + f["identical"]
         lines = [
-            f"exported {total} files from {self.build} ({_plural(len(self.subsets), 'subset')}) to {self.out} in the "
-            f"{self.layout} layout: {f['written']} written, {f['linked']} hard-linked, {f['identical']} already "
-            f"there" + (f", {f['replaced']} replaced" if f["replaced"] else "")
+            f"exported {_plural(total, 'file')} from {self.build} ({_plural(len(self.subsets), 'subset')}) to "
+            f"{self.out} in the {self.layout} layout: {f['written']} written, {f['linked']} hard-linked, "
+            f"{f['identical']} already there" + (f", {f['replaced']} replaced" if f["replaced"] else "")
         ]
         for reason, n in self.skipped.items():
-            lines.append(f"skipped {n} samples: {reason}")
+            lines.append(f"skipped {_plural(n, 'sample')}: {reason}")
         if f["conflict"]:
             shown = ", ".join(self.conflicts[:3])
-            lines.append(f"{f['conflict']} files hold other bytes and were left as they are ({shown}, ...); "
-                         "--overwrite replaces them")  # fmt: skip
+            holds = "holds" if f["conflict"] == 1 else "hold"
+            lines.append(f"{_plural(f['conflict'], 'file')} {holds} other bytes and were left as they are "
+                         f"({shown}, ...); --overwrite replaces them")  # fmt: skip
         return "\n".join(lines + [f"note: {n}" for n in self.notes])
 
     def to_json(self) -> dict[str, Any]:

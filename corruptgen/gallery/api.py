@@ -18,6 +18,7 @@ from ..io.atomic import write_atomic
 from ..io.storage import is_url, local_path
 from ..quality.coverage import bin_counts
 from ..reader import Build
+from ..wording import counted
 from .assets import Asset, AssetStore
 from .evaluated import Evaluation, load_evaluations
 from .facts import build_facts, category_names, title_of
@@ -48,8 +49,9 @@ class GalleryResult:
 
     def summary(self) -> str:
         return (
-            f"gallery: {self.rows} rows x {self.columns} columns, {self.shown} samples shown ({self.written} new "
-            f"image files, {self.reused} kept) at {self.index}; {self.verify}"
+            f"gallery: {counted(self.rows, 'row')} x {counted(self.columns, 'column')}, "
+            f"{counted(self.shown, 'sample')} shown ({self.written} new image files, {self.reused} kept) at "
+            f"{self.index}; {self.verify}"
         )
 
 

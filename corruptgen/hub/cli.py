@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from ..commands import register_commands
+from ..wording import counted
 
 
 def _licence_args(p: argparse.ArgumentParser) -> None:
@@ -74,6 +75,6 @@ def _cmd_push(args) -> int:
         return 0
     for note in result.notes:
         print(f"corruptgen: note: {note}", file=sys.stderr)
-    print(f"uploaded {len(plan.files)} files ({human_bytes(plan.nbytes)}) to {plan.url} with {result.method}"
+    print(f"uploaded {counted(len(plan.files), 'file')} ({human_bytes(plan.nbytes)}) to {plan.url} with {result.method}"
           + (f" ({result.commit_url})" if result.commit_url else ""))  # fmt: skip
     return 0

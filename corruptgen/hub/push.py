@@ -22,6 +22,7 @@ from ..errors import CorruptgenError
 from ..io.hashing import sha256_file
 from ..io.storage import require_local
 from ..manifest import MANIFEST
+from ..wording import counted
 from .card import ASSET_DIR, README, Build, Card, render_card, save_card
 from .card_body import human_bytes
 
@@ -63,8 +64,8 @@ class PushPlan:
     def describe(self, method: str | None = None) -> str:
         """What ``--dry-run`` prints: the files with their sizes, the upload call, the card in one line."""
         method = method or upload_method(self)
-        lines = [f"would upload {len(self.files)} files ({human_bytes(self.nbytes)}) to {self.url} (revision "
-                 f"{self.revision}) with {method}:", f"  commit: {self.commit_message}"]  # fmt: skip
+        lines = [f"would upload {counted(len(self.files), 'file')} ({human_bytes(self.nbytes)}) to {self.url} "
+                 f"(revision {self.revision}) with {method}:", f"  commit: {self.commit_message}"]  # fmt: skip
         sizes = {rel: _size(self.root, rel, self.card) for rel in self.files}
         lines += [f"  {rel}  ({human_bytes(sizes[rel])})" for rel in self.files]
         if self.card is not None:

@@ -148,7 +148,8 @@ def _compare(args, at_most: int | None) -> int:
     from .coverage_compare import compare_builds, format_comparison, plot_comparison
 
     if args.subsets is not None or args.by != "subset":
-        raise CorruptgenError("--subsets and --by apply to one build; two builds are compared per function")
+        flag = "--subsets" if args.subsets is not None else "--by"
+        raise CorruptgenError(f"{flag} applies to one build; two builds are compared per function")
     a, b = args.directory
 
     def progress(name: str) -> None:

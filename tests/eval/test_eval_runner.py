@@ -62,7 +62,7 @@ def test_report_recomputes_from_predictions(default_eval, tmp_path, capsys):
     assert saved["recomputed"] and saved["recomputed_from"] == "results-efficientnet_lite0.json"
     assert saved["metrics"]["subsets"] == original["metrics"]["subsets"]
     assert main(["report", str(default_eval), "--out", str(tmp_path / "rep2")]) == 0  # the copy is not read twice
-    assert "report for 1 result file(s)" in capsys.readouterr().out
+    assert "report for 1 result file:" in capsys.readouterr().out
     from corruptgen.eval.report import collect, recompute
 
     again = recompute(collect([default_eval])[0], MetricOptions())
@@ -193,7 +193,7 @@ def test_opticsbench_delta_and_kendall_report(make_build, photos, tmp_path):
 
 
 def test_missing_subset_and_not_a_build(tiny_syn2nat, tmp_path, capsys):
-    with pytest.raises(CorruptgenError, match=r"unknown subset\(s\) 'nope' .* available: clean, solarize"):
+    with pytest.raises(CorruptgenError, match=r"unknown subset 'nope' in .*; it has 2 subsets: clean, solarize$"):
         evaluate(tiny_syn2nat, [fake_model()], subsets="nope")
     assert main(["eval", str(tiny_syn2nat), "--subsets", "nope", "--out", str(tmp_path)]) == 2
     err = capsys.readouterr().err

@@ -78,7 +78,7 @@ def test_attacks_are_subsets_with_app_and_rr(make_build, small_photos, model, tm
     (["--attacks", "pgdd"], "unknown attack 'pgdd'"),
     (["--attacks", "pgd:eps=0"], "eps must be in \\(0, 1\\)"),
     (["--attacks", "fgsm:eps=1.5"], "eps must be in \\(0, 1\\)"),
-    (["--attacks", "pgd:eps=0.04", "--no-clean"], "has none"),
+    (["--attacks", "pgd:eps=0.04", "--no-clean"], "which --no-clean leaves out: evaluate without --no-clean$"),
 ])  # fmt: skip
 def test_bad_input_is_one_line_exit_2_and_writes_nothing(args, message, make_build, small_photos, tmp_path, capsys):
     build = make_build("syn2nat", {subset: classify_samples(small_photos, "syn2nat", subset, names=["coffee"])
@@ -95,7 +95,8 @@ def test_a_build_without_clean_is_refused(make_build, small_photos, tmp_path, ca
     build = make_build("syn2nat", {"solarize": classify_samples(small_photos, "syn2nat", "solarize", names=["coffee"])})
     code = main(["eval", str(build), "--out", str(tmp_path / "res"), "--attacks", "pgd:eps=0.04"])
     err = capsys.readouterr().err.strip()
-    assert code == 2 and "clean" in err and len(err.splitlines()) == 1
+    assert code == 2 and "has none (it was built with --no-clean)" in err and len(err.splitlines()) == 1
+    assert "evaluate without" not in err, err  # this eval passed no --no-clean: the hint names only the build's
     assert not (tmp_path / "res").exists()
 
 

@@ -29,7 +29,7 @@ def test_huge_jpeg_build_peak_rss_is_bounded(tmp_path: Path, huge_jpeg: bytes) -
     args = [sys.executable, "-c", _CHILD, "build", "syn2nat", "--source", f"imagefolder:{folder}", "--subsets",
             "posterize", "--out", str(tmp_path / "out"), "--no-progress"]  # fmt: skip
     run = subprocess.run(args, capture_output=True, text=True, timeout=600)
-    assert run.returncode == 2 and "no samples: 1 of 1 inputs skipped" in run.stderr, run.stderr[-2000:]
+    assert run.returncode == 2 and "no samples: 1 of 1 input skipped" in run.stderr, run.stderr[-2000:]
     peak_mib = int(run.stdout.split("PEAK_KIB")[1].split()[0]) / 1024
     assert peak_mib < 1024, f"peak RSS {peak_mib:.0f} MiB"  # refused from its header (a full decode peaks at ~2.6 GiB)
     skipped = json.loads((tmp_path / "out/syn2nat/manifest.json").read_text())["skipped"]

@@ -80,7 +80,7 @@ def test_folders_outside_imagenet_are_skipped_not_renumbered(tmp_path):
         (f"{TENCH}/a.png", 0), (f"{SHARK}/b.png", 2), ("n99999999/c.png", None)]  # fmt: skip
     with pytest.raises(BadImageError, match="n99999999 is not an ImageNet-1k class"):
         source.read(2)
-    assert source.notes == ["imagefolder: 1 images in 1 folders that are not ImageNet-1k classes (wnids) are skipped: "
+    assert source.notes == ["imagefolder: 1 image skipped, in 1 folder not among the ImageNet-1k classes (wnids): "
                             "n99999999"]  # fmt: skip
 
 

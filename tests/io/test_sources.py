@@ -345,7 +345,7 @@ def test_bare_directory_hint(class_tree: Path) -> None:
 
 
 def test_columns_only_for_hf(class_tree: Path) -> None:
-    with pytest.raises(CorruptgenError, match="only apply to hf"):
+    with pytest.raises(CorruptgenError, match="only applies to hf"):
         open_source(f"imagefolder:{class_tree}", image_column="image")
 
 

@@ -116,12 +116,14 @@ class OpticsBenchmark(Benchmark):
         """As :meth:`Benchmark.plan`; ``compat="iccvw2023"`` also pins JPEG q85 and the imagenet 224 preprocessing."""
         if _compat(options.get("compat")):
             fmt, quality = options.get("image_format", "jpg"), options.get("quality", 85)
-            if fmt != "jpg" or quality != 85:
+            given = {"--format": fmt != "jpg", "--quality": quality != 85}
+            if any(given.values()):
                 raise CorruptgenError("--compat iccvw2023 writes JPEG quality 85 as the paper's generator did; "
-                                      "drop --format/--quality")  # fmt: skip
-            if (preprocess not in (None, "imagenet")) or size is not None:
+                                      f"drop {' and '.join(f for f, on in given.items() if on)}")  # fmt: skip
+            given = {"--preprocess": preprocess not in (None, "imagenet"), "--size": size is not None}
+            if any(given.values()):
                 raise CorruptgenError("--compat iccvw2023 uses Resize(256) + CenterCrop(224) (--preprocess imagenet); "
-                                      "drop --preprocess/--size")  # fmt: skip
+                                      f"drop {' and '.join(f for f, on in given.items() if on)}")  # fmt: skip
         return super().plan(source=source, subsets=subsets, clean=clean, preprocess=preprocess, size=size, **options)
 
 

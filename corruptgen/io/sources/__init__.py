@@ -69,7 +69,12 @@ _REMOTE_URL = re.compile(r"^(?:[A-Za-z][A-Za-z0-9+.-]*://|pipe:)")
 
 
 def open_source(
-    spec: str, *, image_column: str | None = None, label_column: str | None = None, limit: int | None = None
+    spec: str,
+    *,
+    image_column: str | None = None,
+    label_column: str | None = None,
+    limit: int | None = None,
+    folder_labels: bool = False,
 ) -> Source:
     """Opens an image source from its spec string and scans its items (so bad specs fail here).
 
@@ -78,8 +83,10 @@ def open_source(
         image_column: Image column of a ``hf`` source (default: the first ``datasets.Image`` feature).
         label_column: Label column of a ``hf`` source (default: the first ``ClassLabel``, or label/cls/... ints).
         limit: Keep only the first N items in the deterministic order.
+        folder_labels: An ``imagefolder``/``filelist`` source's class folders are labelled by their sorted order,
+            ImageNet wnids are not looked up (default: the layout rules).
 
-    The scan's notes (lines or folders the build will skip) are printed on stderr.
+    The scan's notes (lines or folders the build will skip) are printed on stderr, each once per process.
 
     Raises:
         CorruptgenError: Unknown scheme, missing path, no images, missing column, remote URL, a label outside the
@@ -87,17 +94,27 @@ def open_source(
     """
     scheme, _, rest = spec.partition(":")
     if (image_column is not None or label_column is not None) and scheme != "hf":
-        raise CorruptgenError("--image-column/--label-column only apply to hf:<dataset> sources")
+        flag = "--image-column" if image_column is not None else "--label-column"
+        raise CorruptgenError(f"{flag} only applies to hf:<dataset> sources")
     factory = SOURCES.get(scheme) if scheme in SOURCES and (scheme == "samples") == (spec == "samples") else None
     if factory is None:
         hint = f" (did you mean imagefolder:{spec}?)" if os.path.isdir(os.path.expanduser(spec)) else ""
         raise CorruptgenError(f"unknown image source {spec!r}{hint}; valid forms: {spec_forms()}")
     source = factory(spec, rest, image_column, label_column, limit)
+    if folder_labels:
+        if not isinstance(source, ImageFolderSource):
+            raise CorruptgenError(f"--folder-labels applies to imagefolder: and filelist: sources, not {scheme}:")
+        source.folder_labels = True
     source.items()
     if multiprocessing.parent_process() is None:  # once per build: not again in each worker process
         for note in source.notes:
-            print(f"corruptgen: {note}", file=sys.stderr)
+            if (spec, note) not in _SHOWN:  # a build opens its source twice (sizing the shards, then rendering)
+                _SHOWN.add((spec, note))
+                print(f"corruptgen: {note}", file=sys.stderr)
     return source
+
+
+_SHOWN: set[tuple[str, str]] = set()  # (spec, note) printed by this process
 
 
 @register_source("samples", "samples")

@@ -10,6 +10,7 @@ from typing import Any
 from corruptgen.errors import CorruptgenError
 from corruptgen.io.decode import BadImageError
 from corruptgen.io.labels import NUM_CLASSES, imagenet_class_index, imagenet_names
+from corruptgen.wording import counted
 
 from .base import Source, SourceItem, _one_line, _read_file, _sanitize_key, _unique_keys, refuse_build_dir
 
@@ -166,7 +167,8 @@ class HFSource(Source):
                          for row, (v, new) in enumerate(zip(labels, remapped, strict=True))
                          if v is not None and new is None}  # fmt: skip
         if self.problems:
-            self.notes.append(f"hf: {len(self.problems)} rows of classes that are not ImageNet-1k wnids are skipped")
+            rows = counted(len(self.problems), "row")
+            self.notes.append(f"hf: {rows} of classes that are not ImageNet-1k wnids skipped")
         return remapped, [None if v is None else names[v] for v in remapped]
 
     def _make_image_handle(self, ds: Any) -> Any:

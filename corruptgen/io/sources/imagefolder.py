@@ -6,8 +6,15 @@ from __future__ import annotations
 import os
 
 from corruptgen.errors import CorruptgenError
-from corruptgen.io.labels import NUM_CLASSES, imagenet_class_index, imagenet_names, imagenet_val_labels
+from corruptgen.io.labels import (
+    NUM_CLASSES,
+    imagenet_class_index,
+    imagenet_names,
+    imagenet_val_labels,
+    imagenet_wnids,
+)
 from corruptgen.io.layout import IMAGE_EXTENSIONS
+from corruptgen.wording import counted, some
 
 from .base import (
     Source,
@@ -28,12 +35,16 @@ class ImageFolderSource(Source):
     1,000-class index; images in any other folder are skipped with their reason), generic ``<class>/<file>`` folders
     (label = index of the sorted class names), a flat folder of ``ILSVRC2012_val_*`` files (official validation
     labels), or anything else (unlabelled). Class layouts require that no image lies directly in the root folder.
+    Folders of which some but fewer than half are wnids are refused (a typo such as ``n0244O764`` would otherwise
+    renumber every class) unless ``folder_labels`` (``--folder-labels``): class folders labelled by their sorted
+    order, whatever their names.
     """
 
     kind = "imagefolder"
 
     def __init__(self, spec: str, path: str, *, limit: int | None = None) -> None:
         super().__init__(spec, limit=limit)
+        self.folder_labels = False  # class folders labelled by sorted order, no wnid look-up (set before the scan)
         self.path = path
         self.root = os.path.abspath(os.path.expanduser(path))
         self.layout = "flat"
@@ -62,7 +73,11 @@ class ImageFolderSource(Source):
         classes = sorted({p[0] for p in parts if len(p) == 2})
         if classes and all(len(p) == 2 for p in parts):
             self.labelled = True
+            if self.folder_labels:
+                return self._sorted_folders(parts, sorted(set(folders)) if folders is not None else classes)
             wnids = imagenet_class_index(classes)
+            if wnids is None:
+                self._refuse_mixed(classes)
             if wnids is not None:  # the fixed 1,000-class index: a missing or mistyped folder shifts nothing
                 self.layout, self.num_classes, names = "imagenet-wnid", NUM_CLASSES, imagenet_names()
                 return [(wnids[p[0]], names[wnids[p[0]]]) if p[0] in wnids else (None, None) for p in parts]
@@ -71,9 +86,7 @@ class ImageFolderSource(Source):
                 index = {c: int(c) for c in classes}
                 self.layout, self.num_classes = "numbered-class-folders", max(index.values()) + 1
                 return [(index[p[0]], p[0]) if p[0] in index else (None, None) for p in parts]
-            self.layout, self.num_classes = "class-folders", len(classes)
-            index = {c: i for i, c in enumerate(classes)}
-            return [(index[p[0]], p[0]) if p[0] in index else (None, None) for p in parts]
+            return self._sorted_folders(parts, classes)
         basenames = [rel.rsplit("/", 1)[-1] for rel in relpaths]
         if all(b.startswith("ILSVRC2012_val_") for b in basenames):
             self.layout, self.labelled, self.num_classes = "imagenet-val", True, NUM_CLASSES
@@ -83,6 +96,26 @@ class ImageFolderSource(Source):
         self.layout = "flat"
         return [(None, None)] * len(relpaths)
 
+    def _sorted_folders(self, parts: list[list[str]], classes: list[str]) -> list[tuple[int | None, str | None]]:
+        """Generic class folders: label = position of the folder among the sorted ``classes``."""
+        self.layout, self.num_classes = "class-folders", len(classes)
+        index = {c: i for i, c in enumerate(classes)}
+        return [(index[p[0]], p[0]) if p[0] in index else (None, None) for p in parts]
+
+    def _refuse_mixed(self, classes: list[str]) -> None:
+        """One line when some class folders are ImageNet-1k wnids but fewer than half: numbering them by sorted
+        order would give ``n01440764`` another label than its ImageNet index without a word."""
+        known = set(imagenet_wnids())
+        odd = [c for c in classes if c not in known]
+        if len(odd) == len(classes):
+            return
+        shown = some(odd)
+        raise CorruptgenError(
+            f"{self.kind}: {self.path}: {len(classes) - len(odd)} of {len(classes)} class folders are ImageNet-1k "
+            f"wnids but {len(odd)} are not ({shown}): rename or remove those, or pass --folder-labels to label "
+            "every folder by its sorted position"
+        )
+
     def _unlabelled(self, relpaths: list[str], labels: list[tuple[int | None, str | None]]) -> dict[int, str]:
         """The items of a wnid layout outside the 1,000 ImageNet classes (index -> reason), noted once per folder."""
         if self.layout != "imagenet-wnid":
@@ -91,9 +124,9 @@ class ImageFolderSource(Source):
         skipped = {i: folders[i] for i, (label, _) in enumerate(labels) if label is None}
         if skipped:
             names = sorted(set(skipped.values()))
-            shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
-            self.notes.append(f"{self.kind}: {len(skipped)} images in {len(names)} folders that are not ImageNet-1k "
-                              f"classes (wnids) are skipped: {shown}")  # fmt: skip
+            self.notes.append(f"{self.kind}: {counted(len(skipped), 'image')} skipped, in "
+                              f"{counted(len(names), 'folder')} not among the ImageNet-1k classes (wnids): "
+                              f"{some(names)}")  # fmt: skip
         return {i: f"folder {folder} is not an ImageNet-1k class (wnid): no label" for i, folder in skipped.items()}
 
     def _read(self, index: int, max_bytes: int) -> bytes:
