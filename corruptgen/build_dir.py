@@ -15,6 +15,7 @@ adds ``settings_id`` and an ``id`` per subset.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import sys
@@ -81,8 +82,8 @@ def reuse_built(
     old_ids, new_ids = subset_ids(old), subset_ids(new)
     if settings_id(old) != settings_id(new) or any(old_ids.get(name) != sid for name, sid in new_ids.items()):
         return plan, invocation
-    try:
-        built = Plan.from_dict(old)
+    try:  # the same settings, so the same recorded source: read from where this build reads it
+        built = dataclasses.replace(Plan.from_dict(old), source=plan.source)
     except CorruptgenError:  # a plan this version cannot rebuild: prepare_output refuses, naming what differs
         return plan, invocation
     if built.plan_id != previous["plan_id"]:

@@ -8,6 +8,7 @@ import os
 from corruptgen.errors import CorruptgenError
 from corruptgen.io.labels import NUM_CLASSES, imagenet_class_index, imagenet_names, imagenet_val_labels
 from corruptgen.io.layout import IMAGE_EXTENSIONS
+from corruptgen.io.shown import shown_path
 
 from .base import (
     Source,
@@ -31,6 +32,7 @@ class ImageFolderSource(Source):
     """
 
     kind = "imagefolder"
+    shown_rest = staticmethod(shown_path)
 
     def __init__(self, spec: str, path: str, *, limit: int | None = None) -> None:
         super().__init__(spec, limit=limit)
@@ -106,7 +108,7 @@ class ImageFolderSource(Source):
 
     def _describe_extra(self) -> dict:
         left_out = {"build_dirs_left_out": self.build_dirs} if self.build_dirs else {}
-        return {"path": self.root, "layout": self.layout, "num_classes": self.num_classes, **left_out}
+        return {"path": shown_path(self.path), "layout": self.layout, "num_classes": self.num_classes, **left_out}
 
 
 def _list_images(root: str) -> tuple[list[str], list[str]]:
