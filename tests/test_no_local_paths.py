@@ -177,3 +177,24 @@ def test_recorded_forms(tmp_path, monkeypatch):
         assert recorded_spec(spec) == spec  # nothing to hide: as written (plan ids of such builds unchanged)
     assert recorded_spec(f"imagefolder:{work / 'data' / 'val'}") == "imagefolder:data/val"
     assert recorded_spec(recorded_spec("imagefolder:/srv/images/val")) == "imagefolder:val"
+    from corruptgen.eval.labels import read_class_map
+
+    (home / "maps").mkdir()
+    (home / "maps" / "map.json").write_text('{"0": 1}')
+    assert read_class_map(home / "maps" / "map.json")[1]["path"] == "map.json"  # recorded in eval results
+
+
+def test_push_warns_about_a_build_that_records_a_local_path(tmp_path, monkeypatch, capsys):
+    """A build by an earlier corruptgen recorded its source's absolute path: ``push`` says so before publishing."""
+    from corruptgen.hub.push import plan_push
+
+    monkeypatch.chdir(tmp_path)
+    build = corruptgen.build("imagenet-c", source=f"imagefolder:{_folder(tmp_path / 'a' / 'photos')}", out="out",
+                             subsets="gaussian_noise", severities="1", size=32).out_dir  # fmt: skip
+    plan_push(build, "user/name")
+    assert "warning" not in capsys.readouterr().err
+    manifest = json.loads((build / "manifest.json").read_text())
+    manifest["source"]["path"] = "/home/ada/photos"  # as an earlier corruptgen wrote it
+    (build / "manifest.json").write_text(json.dumps(manifest))
+    plan_push(build, "user/name")
+    assert "record the local path /home/ada/photos; rebuild it (--overwrite)" in capsys.readouterr().err
