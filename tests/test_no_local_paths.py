@@ -198,3 +198,32 @@ def test_push_warns_about_a_build_that_records_a_local_path(tmp_path, monkeypatc
     (build / "manifest.json").write_text(json.dumps(manifest))
     plan_push(build, "user/name")
     assert "record the local path /home/ada/photos; rebuild it (--overwrite)" in capsys.readouterr().err
+
+
+def test_a_build_that_recorded_the_absolute_path_resumes_with_the_same_command(tmp_path, monkeypatch, capsys):
+    """A build by an earlier corruptgen (its plan records ``imagefolder:/abs/photos``) is the same build for the same
+    command: nothing is rendered again, and the manifest then records the path as this corruptgen does."""
+    from corruptgen.plan import digest, settings_id, subset_ids
+
+    (tmp_path / "work").mkdir()
+    monkeypatch.chdir(tmp_path / "work")  # the source lies outside: recorded as imagefolder:photos
+    spec = f"imagefolder:{_folder(tmp_path / 'a' / 'photos')}"
+    argv = ["build", "imagenet-c", "--source", spec, "--subsets", "gaussian_noise", "--severities", "1,2", "--size",
+            "32", "--out", "out", "--no-progress"]  # fmt: skip
+    assert main(argv) == 0
+    path = tmp_path / "work" / "out" / "imagenet-c" / "manifest.json"
+    manifest = json.loads(path.read_text())
+    plan = manifest["plan"]
+    plan["source"]["spec"] = spec  # as an earlier corruptgen recorded it, with the ids that plan gives
+    manifest.update(plan_id=digest(plan), settings_id=settings_id(plan))
+    for name, sid in subset_ids(plan).items():
+        manifest["subsets"][name]["id"] = sid
+    path.write_text(json.dumps(manifest))
+    capsys.readouterr()
+    assert main(argv) == 0
+    assert "(0 written, 3 reused)" in capsys.readouterr().out
+    assert json.loads(path.read_text())["plan"]["source"]["spec"] == "imagefolder:photos"
+    path.write_text(json.dumps(manifest))
+    assert main([*argv[:5], "gaussian_noise_s1", *argv[6:]]) == 0  # fewer subsets: the earlier plan, read from here
+    assert "(0 written, 3 reused)" in capsys.readouterr().out
+    assert json.loads(path.read_text())["invocation"]["arguments"]["source"] == "imagefolder:photos"
