@@ -168,7 +168,12 @@ def test_recorded_forms(tmp_path, monkeypatch):
     assert shown_path("../elsewhere/x") == "x" and shown_path("~/photos") == "photos" and shown_path("~") == "~"
     assert shown_path(str(home / "photos"), cwd=str(tmp_path)) == "photos"  # never through the home folder's name
     assert shown_pattern("/srv/shards/clean-{000..009}.tar") == "clean-{000..009}.tar"
-    assert shown_pattern(f"{work}/data/*/x.tar") == "data/*/x.tar"
+    assert shown_pattern(f"{work}/data/*/x.tar") == "data/*/x.tar" and shown_pattern("s/{a,b}/x.tar") == "s/{a,b}/x.tar"
+    assert shown_pattern("{/srv/a/x.tar,~/b/y.tar}") == "{x.tar,y.tar}"
+    from corruptgen.io.sources.webdataset import _relative_names
+
+    assert _relative_names(["/srv/s/a/x.tar", "/srv/s/b/x.tar"]) == ["a/x.tar", "b/x.tar"]  # relative to their folder
+    assert _relative_names([str(home / "s" / "x.tar"), "/srv/y.tar"]) == ["x.tar", "y.tar"]  # never through home
     assert without_credentials("s3://KEY:SECRET@bucket/p/x.tar?X-Amz-Signature=1") == "s3://bucket/p/x.tar"
     assert scrub("cannot read file /srv/a/b.jpg: [Errno 2] No such file: '~/c/d.jpg'") == (
         "cannot read file b.jpg: [Errno 2] No such file: 'd.jpg'"

@@ -17,6 +17,8 @@ _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*(://|::)")
 _CREDENTIALS = re.compile(r"(?<=://)[^/@?#]*@")
 _MAGIC = re.compile(r"[*?\[{]")
 #: an absolute path in free text (not a URL's path, not ``a/b`` inside a word); group 1: its last component
+#: an absolute or ``~`` path that is one alternative of a brace pattern (``{/a/x.tar,/b/y.tar}``)
+_BRACED_PATH = re.compile(r"(?<=[{,])~?/[^,{}]*")
 _ABSOLUTE = re.compile(r"(?<![\w.:/~-])~?/(?:[^\s/'\"]+/)*([^\s/'\"]+)")
 
 
@@ -83,7 +85,7 @@ def shown_pattern(pattern: str, cwd: str | None = None) -> str:
     first = next((i for i, part in enumerate(parts) if _MAGIC.search(part)), None)
     if first is None:
         return shown_path(pattern, cwd)
-    rest = "/".join(parts[first:])
+    rest = _BRACED_PATH.sub(lambda m: shown_path(m.group(0), cwd), "/".join(parts[first:]))
     if first == 0:
         return rest
     folder = "/".join(parts[:first]) or "/"

@@ -214,6 +214,9 @@ def _relative_names(paths: list[str]) -> list[str]:
     if not paths:
         return []
     root = os.path.commonpath([os.path.dirname(p) for p in paths])
+    home = os.path.normpath(os.path.expanduser("~"))
+    if root == os.path.dirname(root) or home.startswith(root.rstrip(os.sep) + os.sep):  # "/", or above the home
+        return [os.path.basename(p) for p in paths]  # folder: the names alone, never the path through it
     return [os.path.relpath(p, root).replace(os.sep, "/") for p in paths]
 
 
