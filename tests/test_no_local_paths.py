@@ -181,6 +181,7 @@ def test_recorded_forms(tmp_path, monkeypatch):
     for spec in ("samples", "hf:owner/name", "hf:owner/name:test", "imagefolder:data/val", "webdataset:s/x-*.tar"):
         assert recorded_spec(spec) == spec  # nothing to hide: as written (plan ids of such builds unchanged)
     assert recorded_spec(f"imagefolder:{work / 'data' / 'val'}") == "imagefolder:data/val"
+    assert recorded_spec("hf:s3://KEY:SECRET@bucket/ds:test") == "hf:s3://bucket/ds:test"  # never a credential
     assert recorded_spec(recorded_spec("imagefolder:/srv/images/val")) == "imagefolder:val"
     from corruptgen.eval.labels import read_class_map
 

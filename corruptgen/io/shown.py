@@ -22,6 +22,11 @@ _BRACED_PATH = re.compile(r"(?<=[{,])~?/[^,{}]*")
 _ABSOLUTE = re.compile(r"(?<![\w.:/~-])~?/(?:[^\s/'\"]+/)*([^\s/'\"]+)")
 
 
+def drop_credentials(text: str) -> str:
+    """``text`` with the ``user[:password]@`` of every URL in it removed."""
+    return _CREDENTIALS.sub("", text)
+
+
 def without_credentials(url: str) -> str:
     """``url`` without ``user[:password]@`` before its host, nor query or fragment (tokens travel there)."""
     return _CREDENTIALS.sub("", re.split(r"[?#]", url, maxsplit=1)[0])

@@ -27,6 +27,7 @@ from collections.abc import Callable
 
 from corruptgen.errors import CorruptgenError
 from corruptgen.io.layout import IMAGE_EXTENSIONS
+from corruptgen.io.shown import drop_credentials
 from corruptgen.registry import Registry
 
 from .base import Source, SourceItem
@@ -76,7 +77,7 @@ def recorded_spec(spec: str) -> str:
     if not (colon and rest) or kind not in SOURCES:
         return spec
     shown = getattr(SOURCES.get(kind), "shown", None)
-    return f"{kind}:{shown(rest)}" if shown is not None else spec
+    return drop_credentials(f"{kind}:{shown(rest)}" if shown is not None else spec)
 
 
 _REMOTE_URL = re.compile(r"^(?:[A-Za-z][A-Za-z0-9+.-]*://|pipe:)")
