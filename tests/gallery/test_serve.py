@@ -19,7 +19,7 @@ from corruptgen.gallery.serve import local_host, make_server
 def served(icb, tmp_path) -> Iterator[tuple[Path, int]]:
     site = corruptgen.gallery(icb, tmp_path / "site", verify=False).out
     server = make_server(site)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     try:
         yield site, server.server_address[1]
