@@ -15,6 +15,7 @@ adds ``settings_id`` and an ``id`` per subset.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import sys
@@ -22,11 +23,13 @@ from pathlib import Path
 from typing import Any
 
 from .errors import CorruptgenError
+from .invocation import record
 from .io.layout import shard_relpath
 from .io.ownership import delete_recorded, refuse_symlinks, remove_stale_partials
+from .io.sources import recorded_spec
 from .io.storage import Location
 from .manifest import MANIFEST, load_manifest
-from .plan import NOT_SETTINGS, Plan, settings_id, subset_ids
+from .plan import NOT_SETTINGS, Plan, digest, settings_id, subset_ids
 
 
 def check_output(out: Path | Location, plan: Plan) -> dict[str, Any] | None:
@@ -77,15 +80,15 @@ def reuse_built(
     ``overwrite``, keeps ``plan``."""
     if overwrite or previous is None or previous["plan_id"] == plan.plan_id or previous.get("plan") is None:
         return plan, invocation
-    old, new = previous["plan"], _as_json(plan)
+    old, new = _as_recorded(previous["plan"]), _as_json(plan)
     old_ids, new_ids = subset_ids(old), subset_ids(new)
     if settings_id(old) != settings_id(new) or any(old_ids.get(name) != sid for name, sid in new_ids.items()):
         return plan, invocation
-    try:
-        built = Plan.from_dict(old)
+    try:  # the same settings, so the same recorded source: read from where this build reads it
+        built = dataclasses.replace(Plan.from_dict(old), source=plan.source)
     except CorruptgenError:  # a plan this version cannot rebuild: prepare_output refuses, naming what differs
         return plan, invocation
-    if built.plan_id != previous["plan_id"]:
+    if built.plan_id != (previous["plan_id"] if old is previous["plan"] else digest(old)):
         return plan, invocation
     others = [name for name in old_ids if name not in new_ids]
     kept = f"{len(others)} other subset{'s' if len(others) != 1 else ''} ({_names(others)})"
@@ -95,7 +98,21 @@ def reuse_built(
     else:
         note = f"holds an unfinished build of {', '.join(new_ids)} and {kept} with these settings: finishing it"
     print(f"corruptgen: {out} {note}", file=sys.stderr)
-    return built, previous.get("invocation")
+    earlier = previous.get("invocation")
+    if isinstance(earlier, dict) and isinstance(earlier.get("arguments"), dict):  # its source as recorded now
+        earlier = record(str(earlier.get("benchmark") or built.benchmark), earlier["arguments"])
+    return built, earlier
+
+
+def _as_recorded(plan: dict[str, Any] | None) -> dict[str, Any] | None:
+    """An earlier build's plan with its source as this corruptgen records it (earlier ones recorded a local path as
+    given, absolute ones included): the same command, run from the same folder, resumes and keeps such a build (the
+    shards' source fingerprints still decide what is rendered again)."""
+    source = (plan or {}).get("source")
+    spec = source.get("spec") if isinstance(source, dict) else None
+    if not isinstance(spec, str) or recorded_spec(spec) == spec:
+        return plan
+    return {**plan, "source": {**source, "spec": recorded_spec(spec)}}
 
 
 def _as_json(plan: Plan) -> dict[str, Any]:
@@ -109,7 +126,7 @@ def _names(names: list[str], most: int = 6) -> str:
 def _keep(
     out: Path | Location, previous: dict[str, Any], plan: Plan, overwrite: bool, inputs: int
 ) -> dict[str, Any] | None:
-    old_plan, new_plan = previous.get("plan"), _as_json(plan)
+    old_plan, new_plan = _as_recorded(previous.get("plan")), _as_json(plan)
     if previous["plan_id"] == plan.plan_id:
         return previous
     new_ids = subset_ids(new_plan)

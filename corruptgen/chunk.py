@@ -34,6 +34,7 @@ from .io.decode import BadImageError, decode_array, decode_image
 from .io.facts import ShardFacts
 from .io.layout import shard_relpath
 from .io.shards import open_shard
+from .io.shown import scrub
 from .io.sources import Source, SourceItem
 from .lifeline import die_with_parent, stop_on_sigterm
 from .manifest import library_versions
@@ -187,7 +188,7 @@ class ChunkRenderer:
 
     def skip(self, item: SourceItem, subset: str | None, reason: str) -> None:
         self.skipped.append({"chunk": self.task.chunk, "key": item.key, "source_id": item.source_id,
-                             "subset": subset, "reason": reason})  # fmt: skip
+                             "subset": subset, "reason": scrub(reason)})  # fmt: skip
 
     def render_block(self, start: int, stop: int) -> int:
         """Read and decode inputs from ``start`` on until :data:`BLOCK_BYTES` of them are decoded (or ``stop``), then

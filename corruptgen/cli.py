@@ -196,7 +196,7 @@ def _cmd_select(args) -> int:
 def _cmd_verify(args) -> int:
     from .manifest import verify
 
-    report = verify(args.directory, source=args.source)
+    report = verify(args.directory, source=args.source_from or args.source)
     for rel in report.missing:
         print(f"missing: {rel}")
     for line in report.stale or ():
@@ -269,6 +269,8 @@ def _core_commands(sub) -> dict:
     p.add_argument("--strict", action="store_true", help="exit 1 also for tar files the manifest does not list")
     p.add_argument("--source", action="store_true",
                    help="also read the source again: exit 1 if a shard no longer matches its inputs")  # fmt: skip
+    p.add_argument("--source-from", metavar="SPEC", default=None,
+                   help="--source, reading SPEC (where the source is now) instead of the recorded source")  # fmt: skip
     return {"build": _cmd_build, "list": _cmd_list, "select": _cmd_select, "verify": _cmd_verify}
 
 

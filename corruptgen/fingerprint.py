@@ -23,6 +23,7 @@ run. A shard recorded by a corruptgen without fingerprints is kept while the sou
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import math
@@ -278,13 +279,27 @@ def _same_size(source: Source, built_from: dict | None) -> bool:
     return bool(built_from) and all(built_from.get(k) == now.get(k) for k in ("spec", "count", "total"))
 
 
-def verify_source(manifest: dict[str, Any]) -> tuple[list[str], list[str]]:
+def verify_source(manifest: dict[str, Any], spec: str | None = None) -> tuple[list[str], list[str]]:
     """What of a build no longer matches its source, summarised (one line per kind of change, the inputs named), and
-    the shards that no longer match (reads every input once; both empty: all match)."""
+    the shards that no longer match (reads every input once; both empty: all match).
+
+    The source is the one the plan records (a local path relative to the folder the build ran in, or its last
+    component: :func:`corruptgen.io.sources.recorded_spec`), or ``spec`` when given: either way the shards'
+    fingerprints decide, so a source that is not the one the build read never passes."""
     if "plan" not in manifest:
         raise CorruptgenError("the manifest records no plan: its source cannot be checked")
     plan = Plan.from_dict(manifest["plan"])
-    source = open_plan_source(plan.source)
+    if spec is not None:
+        plan = dataclasses.replace(plan, source=dataclasses.replace(plan.source, spec=spec))
+    try:
+        source = open_plan_source(plan.source)
+    except CorruptgenError as e:
+        if spec is not None:
+            raise
+        raise CorruptgenError(
+            f"{e} (the build records its source as {plan.source.spec}: a local path relative to the folder the build "
+            "ran in, or its last component; run verify there, or name the source with --source-from SPEC)"
+        ) from None
     check = SourceCheck(plan, source, manifest["shards"])
     lines, stale, unchecked = [], [], []
     built = manifest.get("counts", {}).get("inputs")

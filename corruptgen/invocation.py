@@ -34,12 +34,17 @@ def _text(value: Any) -> str:
 
 
 def record(benchmark: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
-    """The manifest's ``invocation``: the plan-shaping arguments that differ from their defaults, JSON-safe."""
+    """The manifest's ``invocation``: the plan-shaping arguments that differ from their defaults, JSON-safe; the
+    source as the plan records it (:func:`~corruptgen.io.sources.recorded_spec`: no absolute path)."""
+    from .io.sources import recorded_spec
+
     defaults = {key: default for key, (_, default) in FLAGS.items()} | {"clean": True}
     kept = {}
     for key, value in arguments.items():
         if value is None or (value is False and key != "clean") or value == defaults.get(key):
             continue
+        if key == "source":
+            value = recorded_spec(str(value))
         kept[key] = list(value) if isinstance(value, (list, tuple)) else value
     return {"benchmark": benchmark, "arguments": kept, "command": command(benchmark, kept)}
 

@@ -188,10 +188,11 @@ def id_mismatches(manifest: dict[str, Any]) -> list[str]:
             for key, value in recorded.items() if value is not None and value != given.get(key)]  # fmt: skip
 
 
-def verify(out_dir: str | os.PathLike, *, source: bool = False) -> VerifyReport:
+def verify(out_dir: str | os.PathLike, *, source: bool | str = False) -> VerifyReport:
     """Re-hash every shard of a build directory (or URL, or Hub dataset ``hf:owner/name``: each shard is streamed)
-    against its manifest; with ``source``, also read every input of the build's source again and report the shards
-    it no longer matches (:func:`corruptgen.fingerprint.verify_source`)."""
+    against its manifest; with ``source``, also read every input of the build's source again (the recorded one, or
+    ``source`` when it is a source spec) and report the shards it no longer matches
+    (:func:`corruptgen.fingerprint.verify_source`)."""
     hub = hub_dataset(out_dir)
     if hub is not None:
         report, manifest = _verify_remote(hub_url(*hub))
@@ -202,7 +203,7 @@ def verify(out_dir: str | os.PathLike, *, source: bool = False) -> VerifyReport:
     if source:
         from .fingerprint import verify_source
 
-        report.stale, report.stale_shards = verify_source(manifest)
+        report.stale, report.stale_shards = verify_source(manifest, source if isinstance(source, str) else None)
     return report
 
 

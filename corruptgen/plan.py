@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from .errors import CorruptgenError
@@ -20,17 +20,36 @@ _NAME_OK = set("abcdefghijklmnopqrstuvwxyz0123456789_")
 
 @dataclass(frozen=True)
 class SourceSpec:
-    """Where the clean images come from (see :func:`corruptgen.io.sources.open_source`)."""
+    """Where the clean images come from (see :func:`corruptgen.io.sources.open_source`).
+
+    ``spec`` is what is opened; the plan records ``recorded`` instead (its local paths relative to the folder the
+    command ran in, or their last component: :func:`corruptgen.io.sources.recorded_spec`), so a plan id, a manifest
+    and a card never hold an absolute path, and a source given as ``/abs/photos`` or ``photos`` from the same folder
+    is the same plan. What the shards were read from is pinned by the shards' source fingerprints instead
+    (:mod:`corruptgen.fingerprint`): a different folder recorded alike is rendered again, never taken as built.
+    """
 
     spec: str = "samples"
     image_column: str | None = None
     label_column: str | None = None
     limit: int | None = None
     folder_labels: bool = False  # class folders labelled by their sorted order, whatever their names
+    recorded: str = field(init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.limit is not None and self.limit < 1:
             raise CorruptgenError(f"--limit must be at least 1, got {self.limit}")
+        from .io.sources import recorded_spec
+
+        object.__setattr__(self, "recorded", recorded_spec(self.spec))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The source as a plan records it (part of the plan id)."""
+        d = {"spec": self.recorded, "image_column": self.image_column, "label_column": self.label_column,
+             "limit": self.limit}  # fmt: skip
+        if self.folder_labels:  # added later: left out at its default, so plan ids stay the same
+            d["folder_labels"] = True
+        return d
 
 
 @dataclass(frozen=True)
@@ -108,9 +127,7 @@ class Plan:
 
     def to_dict(self) -> dict[str, Any]:
         d = _shallow(self)  # asdict would convert every subset twice (a 96-subset plan: 40 ms a call)
-        d["source"] = asdict(self.source)
-        if not self.source.folder_labels:  # added later: left out at its default, so plan ids stay the same
-            del d["source"]["folder_labels"]
+        d["source"] = self.source.to_dict()
         d["preprocess"] = self.preprocess.to_dict()
         d["subsets"] = [{**_shallow(s), "options": dict(s.options)} for s in self.subsets]
         d["family_options"] = dict(self.family_options)

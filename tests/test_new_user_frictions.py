@@ -33,6 +33,13 @@ def _photo(path: Path, n: int, side: int = 40) -> None:
     Image.fromarray(arr).convert("RGB").resize((side, side)).save(path, format="BMP")
 
 
+@pytest.fixture(autouse=True)
+def _run_in_tmp(tmp_path, monkeypatch):
+    """Commands run where the user's data is: a build records a local source relative to that folder, and a later
+    ``verify --source`` there finds it again."""
+    monkeypatch.chdir(tmp_path)
+
+
 def _photos(root: Path, n: int) -> Path:
     for i in range(n):
         _photo(root / f"img_{i:03d}.bmp", i)

@@ -99,7 +99,8 @@ def test_rerun_of_a_finished_build_renders_what_changed_in_its_source(tmp_path, 
     _same_as_fresh(result, root, tmp_path)
 
 
-def test_verify_source_names_the_shards_whose_inputs_changed(tmp_path, capsys):
+def test_verify_source_names_the_shards_whose_inputs_changed(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the build records imagefolder:photos, found from here
     root, out = _photos(tmp_path / "photos", 6), tmp_path / "out"
     _build(root, out)
     build = str(out / "syn2nat")
@@ -124,6 +125,7 @@ def test_verify_source_of_a_hub_build_reads_its_manifest_once(tmp_path, monkeypa
     is no local path to read it from a second time)."""
     import corruptgen.manifest as manifest
 
+    monkeypatch.chdir(tmp_path)
     root, out = _photos(tmp_path / "photos", 3), tmp_path / "out"
     _build(root, out)
     monkeypatch.setattr(manifest, "hub_url", lambda repo, revision=None: (out / "syn2nat").as_uri())

@@ -81,10 +81,14 @@ class EvalSource:
         return [self.subsets[n] for n in sorted(chosen, key=lambda n: (n != "clean", list(self.subsets).index(n)))]
 
     def provenance(self, selected: Sequence[SubsetData]) -> dict[str, Any]:
-        """Where the data came from: plan id, benchmark and the sha256 of every shard read."""
+        """Where the data came from: plan id, benchmark and the sha256 of every shard read (a local build by its path
+        relative to the folder the command ran in, or its last component: results are shared)."""
+        from ..io.shown import shown_path
+
         m = self.manifest or {}
         rels = [r for s in selected for r in s.relpaths]
-        return {"source": self.spec, "kind": self.kind, "location": self.location, "benchmark": m.get("benchmark"),
+        where = {"source": shown_path(self.spec), "location": shown_path(self.location)}
+        return {**where, "kind": self.kind, "benchmark": m.get("benchmark"),
                 "plan_id": m.get("plan_id"), "build_complete": m.get("complete"), "build_versions": m.get("versions"),
                 "shards": {r: self.checksums.get(r) for r in rels}, "checksums_verified": self.verified,
                 "subsets": [s.name for s in selected]}  # fmt: skip

@@ -23,6 +23,7 @@ import numpy as np
 from ..errors import CorruptgenError
 from ..io.hashing import sha256_file
 from ..io.labels import NUM_CLASSES
+from ..io.shown import shown_path
 from ..models.labels import (
     LabelSpace,
     imagenet_index,
@@ -148,7 +149,7 @@ def read_class_map(spec: str | os.PathLike | Mapping) -> tuple[dict, dict[str, A
             raw = json.loads(path.read_text())
         except (OSError, ValueError) as e:
             raise CorruptgenError(f"--class-map {path}: not a readable JSON file ({type(e).__name__})") from None
-        source = {"path": str(path), "sha256": sha256_file(path)}
+        source = {"path": shown_path(path), "sha256": sha256_file(path)}  # results are shared: never an absolute path
     if not isinstance(raw, dict) or not raw:
         raise CorruptgenError("--class-map: expected a JSON object {model class: build class}")
     return raw, source

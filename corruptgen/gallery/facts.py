@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..family import find_benchmark
+from ..io.shown import shown_path
 from ..reader import Build
 from .evaluated import Evaluation
 
@@ -52,11 +53,12 @@ def build_facts(
     samples = counts.get("samples", sum(build.samples(n) for n in names) if m else None)
     state, sentence = verify_status(build, verify)
     spec = source.get("spec") or (build.plan.get("source") or {}).get("spec")
+    where = shown_path(build.location)  # the page is shared: a local build by its relative path or its last name
     used = source.get("count")
     total = source.get("total")
     facts: list[tuple[str, str, Any, str]] = [
         ("family", "family", build.benchmark, title_of(build)),
-        ("location", "build", build.location, build.location),
+        ("location", "build", where, where),
         ("source", "source", spec, f"{spec} ({used} of {total} images)" if used is not None and total else spec),
         ("plan-id", "plan id", m.get("plan_id"), m.get("plan_id") or "– (no manifest)"),
         (
@@ -79,7 +81,9 @@ def build_facts(
         ("shown", "samples shown", shown, f"{shown} ({per_subset} per cell at most)"),
     ]
     for i, ev in enumerate(evaluations):
-        facts.append((f"model-{i}", "model", ev.model, f"{ev.model} ({ev.path})" + (" — marks" if i == 0 else "")))
+        facts.append(
+            (f"model-{i}", "model", ev.model, f"{ev.model} ({shown_path(ev.path)})" + (" — marks" if i == 0 else ""))
+        )
     notes = [f"{ev.model}: {note}" for ev in evaluations for note in ev.notes]
     return facts, notes, sentence
 

@@ -6,11 +6,13 @@ preprocessing, checksums, a reproducing command), figures, how to load and evalu
 
 from __future__ import annotations
 
+import os
 import statistics
 from typing import Any
 
 from ..invocation import FLAGS, command
 from ..invocation import record as invocation_record
+from ..io.shown import shown_path
 from ..reader import Build
 from .card_scan import ScanResult, walk_hashes
 from .card_yaml import Licence
@@ -118,8 +120,9 @@ def _source_text(source: dict[str, Any]) -> str:
     if kind == "samples":
         what = "the scikit-image sample photographs (`samples`)"
     elif kind == "hf":
-        what = f"the Hugging Face dataset `{source.get('name')}`" + (f" (split `{source['split']}`)"
-                                                                    if source.get("split") else "")  # fmt: skip
+        split = f" (split `{source['split']}`)" if source.get("split") else ""
+        what = (f"a local Hugging Face dataset (`{shown_path(str(source.get('name')))}`){split}" if _local_hf(source)
+                else f"the Hugging Face dataset `{source.get('name')}`{split}")  # fmt: skip
     elif kind == "imagefolder":
         layout = source.get("layout")
         what = "an image folder" + (f" ({layout} layout)" if layout else "")
@@ -128,6 +131,11 @@ def _source_text(source: dict[str, Any]) -> str:
     else:
         what = f"a `{kind}` source"
     return what
+
+
+def _local_hf(source: dict[str, Any]) -> bool:
+    """An ``hf:`` source read from a local folder (``local``; an absolute name in manifests before it was recorded)."""
+    return bool(source.get("local")) or os.path.isabs(str(source.get("name") or ""))
 
 
 def _family_options(plan: dict[str, Any]) -> dict[str, Any]:
@@ -143,6 +151,8 @@ def _command(build: Build) -> tuple[str, bool]:
     kind = source.get("kind", spec.split(":", 1)[0])
     shown = {"imagefolder": "imagefolder:<path-to-images>", "webdataset": "webdataset:<path-to-shards>",
              "filelist": "filelist:<list>:<root>", "npy": "npy:<images.npy>:<labels.npy>"}.get(kind)  # fmt: skip
+    if kind == "hf" and _local_hf(source):
+        shown = "hf:<path-to-dataset>" + (f":{source['split']}" if ":" in spec.removeprefix("hf:") else "")
     recorded = build.manifest.get("invocation")
     if isinstance(recorded, dict) and isinstance(recorded.get("arguments"), dict):
         arguments = recorded["arguments"]

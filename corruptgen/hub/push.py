@@ -11,7 +11,9 @@ from ``HF_TOKEN`` or ``hf auth login``; it is passed to the client only and neve
 
 from __future__ import annotations
 
+import os
 import re
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -157,6 +159,10 @@ def plan_push(
         raise CorruptgenError(
             f"{root}: unexpected file names {odd}; shards and subsets must be named as corruptgen does"
         )
+    recorded = local_paths(build.manifest)
+    if recorded:
+        print(f"corruptgen: warning: {root} was built by an earlier corruptgen: its manifest and samples record the "
+              f"local path {recorded[0]}; rebuild it (--overwrite) before publishing", file=sys.stderr)  # fmt: skip
     counts = sum(build.samples(n) for n in build.configs())
     plan_id = build.manifest.get("plan_id")
     listing = ", ".join(build.configs()[:8]) + (", ..." if len(build.configs()) > 8 else "")
@@ -176,6 +182,16 @@ def plan_push(
         ignore_patterns=ignore,
         gated=gated,
     )  # fmt: skip
+
+
+def local_paths(manifest: dict[str, Any]) -> list[str]:
+    """The absolute or ``~`` paths a manifest records of its source: a build by a corruptgen that recorded them (one
+    now records none, see :mod:`corruptgen.io.shown`)."""
+    source = manifest.get("source") or {}
+    spec = str(((manifest.get("plan") or {}).get("source") or {}).get("spec") or "")
+    found = [spec.partition(":")[2], *(source.get(k) for k in ("path", "name", "list", "images", "labels", "pattern"))]
+    found += list(source.get("shards") or [])
+    return [v for v in found if isinstance(v, str) and (os.path.isabs(v) or v.startswith("~"))]
 
 
 def _version_tuple(version: str) -> tuple[int, ...]:

@@ -91,8 +91,16 @@ class EvalModel:
 
     def describe(self) -> dict[str, Any]:
         """JSON-safe provenance of the model (recorded in results)."""
-        return {"name": self.name, "spec": self.spec, "input_size": self.input_size, "mean": list(self.mean),
-                "std": list(self.std), "num_classes": self.num_classes, "source": self.source,
+        from ..io.shown import shown_path
+
+        def shown(text: str) -> str:  # a TorchScript file's path as a build records a path (results are shared)
+            kind, colon, rest = text.partition(":")
+            if kind == "torchscript" and colon:
+                return f"{kind}:{shown_path(rest)}"
+            return shown_path(text) if os.path.isabs(os.path.expanduser(text)) else text
+
+        return {"name": self.name, "spec": shown(self.spec), "input_size": self.input_size, "mean": list(self.mean),
+                "std": list(self.std), "num_classes": self.num_classes, "source": shown(self.source),
                 "weights": self.weights, "device": self.device}  # fmt: skip
 
 

@@ -82,7 +82,8 @@ def _tars(root: Path) -> dict[str, bytes]:
 
 
 @pytest.mark.parametrize("kind", sorted(KINDS))
-def test_unchanged_sources_render_nothing_and_changed_inputs_render_again(kind, tmp_path, request):
+def test_unchanged_sources_render_nothing_and_changed_inputs_render_again(kind, tmp_path, request, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the build records the source relative to here: verify --source finds it from here
     spec, change = KINDS[kind](tmp_path, request)
     kw = dict(subsets="posterize", shard_size=1, card=False)
     first = corruptgen.build("syn2nat", source=spec, out=tmp_path / "out", **kw)

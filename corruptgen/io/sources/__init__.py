@@ -27,6 +27,7 @@ from collections.abc import Callable
 
 from corruptgen.errors import CorruptgenError
 from corruptgen.io.layout import IMAGE_EXTENSIONS
+from corruptgen.io.shown import drop_credentials
 from corruptgen.registry import Registry
 
 from .base import Source, SourceItem
@@ -45,6 +46,7 @@ __all__ = [
     "SourceItem",
     "WebDatasetSource",
     "open_source",
+    "recorded_spec",
     "register_source",
 ]
 
@@ -55,14 +57,27 @@ SOURCES: Registry[Callable[[str, str, str | None, str | None, int | None], Sourc
 )
 
 
-def register_source(kind: str, form: str) -> Callable:
-    """Decorator registering a source opener for specs ``<kind>:<rest>``; ``form`` is its syntax for messages."""
+def register_source(kind: str, form: str, shown: Callable[[str], str] | None = None) -> Callable:
+    """Decorator registering a source opener for specs ``<kind>:<rest>``; ``form`` is its syntax for messages,
+    ``shown(rest)`` the ``<rest>`` a build records (its local paths as :mod:`corruptgen.io.shown` shows them; a source
+    without local paths has none)."""
 
     def add(opener):
-        opener.form = form
+        opener.form, opener.shown = form, shown
         return SOURCES.register(kind, opener)
 
     return add
+
+
+def recorded_spec(spec: str) -> str:
+    """``spec`` as a build records it (in its plan, hence its plan id, manifest, card and command): every local path
+    relative to the folder the command ran in, or its last component (:func:`corruptgen.io.shown.shown_path`), so
+    nothing published holds an absolute path or a home directory. A recorded spec records itself unchanged."""
+    kind, colon, rest = spec.partition(":")
+    if not (colon and rest) or kind not in SOURCES:
+        return spec
+    shown = getattr(SOURCES.get(kind), "shown", None)
+    return drop_credentials(f"{kind}:{shown(rest)}" if shown is not None else spec)
 
 
 _REMOTE_URL = re.compile(r"^(?:[A-Za-z][A-Za-z0-9+.-]*://|pipe:)")
@@ -122,14 +137,14 @@ def _open_samples(spec: str, _rest: str, _image: str | None, _label: str | None,
     return SamplesSource(spec, limit=limit)
 
 
-@register_source("imagefolder", "imagefolder:<dir>")
+@register_source("imagefolder", "imagefolder:<dir>", ImageFolderSource.shown_rest)
 def _open_imagefolder(spec: str, rest: str, _image: str | None, _label: str | None, limit: int | None) -> Source:
     if not rest:
         raise CorruptgenError("imagefolder: missing path, use imagefolder:<dir>")
     return ImageFolderSource(spec, rest, limit=limit)
 
 
-@register_source("hf", "hf:<name-or-path>[:<split>]")
+@register_source("hf", "hf:<name-or-path>[:<split>]", HFSource.shown_rest)
 def _open_hf(spec: str, rest: str, image: str | None, label: str | None, limit: int | None) -> Source:
     if not rest:
         raise CorruptgenError("hf: missing dataset, use hf:<name-or-path>[:<split>]")
@@ -137,7 +152,7 @@ def _open_hf(spec: str, rest: str, image: str | None, label: str | None, limit: 
     return HFSource(spec, name, split, image_column=image, label_column=label, limit=limit)
 
 
-@register_source("webdataset", "webdataset:<tar, brace pattern or glob>")
+@register_source("webdataset", "webdataset:<tar, brace pattern or glob>", WebDatasetSource.shown_rest)
 def _open_webdataset(spec: str, rest: str, _image: str | None, _label: str | None, limit: int | None) -> Source:
     if not rest:
         raise CorruptgenError("webdataset: missing shard path, use webdataset:<tar, brace pattern or glob>")

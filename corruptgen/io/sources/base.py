@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from corruptgen.errors import CorruptgenError
 from corruptgen.io.decode import DEFAULT_MAX_BYTES, BadImageError, array_png
 from corruptgen.io.lock import LOCK_NAME
+from corruptgen.io.shown import shown_path
 
 if TYPE_CHECKING:
     import numpy as np
@@ -161,11 +162,20 @@ class Source:
         return self._listing_id
 
     def describe(self) -> dict:
-        """JSON-safe description for the manifest."""
+        """JSON-safe description for the manifest: the spec and every path as a build records them
+        (:func:`~corruptgen.io.sources.recorded_spec`: no absolute path, no home directory)."""
         count = len(self.items())
-        base = {"spec": self.spec, "kind": self.kind, "count": count, "labelled": self.labelled,
+        kind, colon, rest = self.spec.partition(":")
+        spec = f"{kind}:{self.shown_rest(rest)}" if colon and rest else self.spec
+        base = {"spec": spec, "kind": self.kind, "count": count, "labelled": self.labelled,
                 "num_classes": self.num_classes}  # fmt: skip
         return {**base, "total": self._total, "limit": self.limit, **self._describe_extra()}
+
+    @staticmethod
+    def shown_rest(rest: str) -> str:
+        """The ``<rest>`` of a ``<kind>:<rest>`` spec as a build records it (its local paths as
+        :mod:`corruptgen.io.shown` shows them); a source without local paths records it as it is."""
+        return rest
 
     def __len__(self) -> int:
         return len(self.items())
@@ -330,6 +340,25 @@ def refuse_build_dir(folder: str, what: str, *, below: bool = False) -> None:
             f"{what} is {where} the corruptgen build directory {inside}; a build never reads a build's files as its "
             "source: name the folder of the source images (or put --out elsewhere)"
         )
+
+
+def split_file(rest: str) -> tuple[str, str | None] | None:
+    """``<file>[:<second>]``: the longest leading part of ``rest`` naming an existing file, and what follows its ``:``
+    (``None`` when nothing does); ``None`` when no leading part names a file. Paths holding ``:`` still work."""
+    cuts = [i for i, ch in enumerate(rest) if ch == ":"] + [len(rest)]
+    for cut in reversed(cuts):
+        if os.path.isfile(os.path.expanduser(rest[:cut])):
+            return rest[:cut], rest[cut + 1 :] or None
+    return None
+
+
+def shown_file_and(rest: str) -> str:
+    """``<file>[:<second>]`` with both paths as a build records them (:func:`corruptgen.io.shown.shown_path`)."""
+    parts = split_file(rest)
+    if parts is None:
+        return rest
+    first, second = parts
+    return shown_path(first) + ("" if second is None else f":{shown_path(second)}")
 
 
 def too_many_bytes(shown: str, size: int | None, max_bytes: int) -> str:

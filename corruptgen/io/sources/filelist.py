@@ -17,9 +17,20 @@ import os
 import posixpath
 
 from corruptgen.errors import CorruptgenError
+from corruptgen.io.shown import shown_path
 
 from . import register_source
-from .base import Source, SourceItem, _path_keys, _read_file, _unique_keys, build_dir_above, refuse_build_dir
+from .base import (
+    Source,
+    SourceItem,
+    _path_keys,
+    _read_file,
+    _unique_keys,
+    build_dir_above,
+    refuse_build_dir,
+    shown_file_and,
+    split_file,
+)
 from .imagefolder import ImageFolderSource
 
 
@@ -27,8 +38,10 @@ class FileListSource(ImageFolderSource):
     """The files a list names, relative to ``root`` (labels by :class:`ImageFolderSource`'s rules)."""
 
     kind = "filelist"
+    shown_rest = staticmethod(shown_file_and)
 
     def __init__(self, spec: str, list_path: str, root: str | None = None, *, limit: int | None = None) -> None:
+        self.list_given = list_path
         self.list_path = os.path.abspath(os.path.expanduser(list_path))
         super().__init__(spec, root or os.path.dirname(self.list_path), limit=limit)
         self.missing = 0
@@ -47,7 +60,8 @@ class FileListSource(ImageFolderSource):
                 problem = f"listed twice (first on line {first_line[rel]})"
             if problem is None and "/" in rel:
                 inside = build_dir_above(os.path.join(self.root, os.path.dirname(rel)), self.root, builds)
-                problem = None if inside is None else f"inside the corruptgen build directory {inside}: never read"
+                where = None if inside is None else os.path.relpath(inside, self.root).replace(os.sep, "/")
+                problem = None if inside is None else f"inside the corruptgen build directory {where}: never read"
             if problem is None:
                 first_line[rel] = number
                 if not os.path.isfile(os.path.join(self.root, *rel.split("/"))):
@@ -69,7 +83,7 @@ class FileListSource(ImageFolderSource):
         refused = {i: problem for i, (_, _, problem) in enumerate(rels) if problem is not None}
         self.problems = refused | {good[j]: reason for j, reason in unlabelled.items()} | self.problems
         self.notes = _skipped_lines([(rels[i][0], rels[i][1], self.problems[i]) for i in sorted(self.problems)])
-        ids = [rel if i in keys else f"line {number}: {rel}" for i, (number, rel, _) in enumerate(rels)]
+        ids = [rel if i in keys else f"line {number}: {_shown_line(rel)}" for i, (number, rel, _) in enumerate(rels)]
         raw_keys = [keys.get(i, f"line{number}") for i, (number, _, _) in enumerate(rels)]
         final = _unique_keys(raw_keys, ids)
         return [SourceItem(final[i], ids[i], *labels.get(i, (None, None))) for i in range(len(rels))]
@@ -83,8 +97,15 @@ class FileListSource(ImageFolderSource):
         return f"refused: {problem}" if problem is not None else super().identity(index)
 
     def _describe_extra(self) -> dict:
-        return {**super()._describe_extra(), "list": self.list_path, "refused": len(self.problems),
+        return {**super()._describe_extra(), "list": shown_path(self.list_given), "refused": len(self.problems),
                 "missing": self.missing}  # fmt: skip
+
+
+def _shown_line(line: str) -> str:
+    """A refused line as recorded: an absolute path, or one leaving the root, by its last component."""
+    parts = line.replace("\\", "/").split("/")
+    absolute = line.startswith(("/", "\\")) or os.path.isabs(line) or (len(line) > 1 and line[1] == ":")
+    return parts[-1] if absolute or ".." in parts else line
 
 
 def _folders(root: str) -> list[str]:
@@ -127,14 +148,13 @@ def _check_path(line: str) -> tuple[str, str | None]:
     return rel, None
 
 
-@register_source("filelist", "filelist:<list.txt>[:<root>]")
+@register_source("filelist", "filelist:<list.txt>[:<root>]", FileListSource.shown_rest)
 def open_filelist(spec: str, rest: str, _image: str | None, _label: str | None, limit: int | None) -> Source:
     """``filelist:<list>[:<root>]``: the list is the longest leading part naming an existing file, ``:`` after it
     separates the root (so paths holding ``:`` still work)."""
     if not rest:
         raise CorruptgenError("filelist: missing list file, use filelist:<list.txt>[:<root>]")
-    cuts = [i for i, ch in enumerate(rest) if ch == ":"] + [len(rest)]
-    for cut in reversed(cuts):
-        if os.path.isfile(os.path.expanduser(rest[:cut])):
-            return FileListSource(spec, rest[:cut], rest[cut + 1 :] or None, limit=limit)
-    raise CorruptgenError(f"filelist: no such list file: {rest.split(':', 1)[0]}")
+    parts = split_file(rest)
+    if parts is None:
+        raise CorruptgenError(f"filelist: no such list file: {rest.split(':', 1)[0]}")
+    return FileListSource(spec, *parts, limit=limit)

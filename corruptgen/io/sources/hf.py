@@ -10,6 +10,7 @@ from typing import Any
 from corruptgen.errors import CorruptgenError
 from corruptgen.io.decode import BadImageError
 from corruptgen.io.labels import NUM_CLASSES, imagenet_class_index, imagenet_names
+from corruptgen.io.shown import scrub, shown_path
 from corruptgen.wording import counted
 
 from .base import Source, SourceItem, _one_line, _read_file, _sanitize_key, _unique_keys, refuse_build_dir
@@ -23,6 +24,14 @@ class HFSource(Source):
 
     kind = "hf"
     _TRANSIENT = ("_handle",)
+
+    @staticmethod
+    def shown_rest(rest: str) -> str:
+        """A local dataset's path as recorded (a Hub id as it is), and the split as written."""
+        name, split = _parse_hf_spec(rest)
+        if not os.path.exists(os.path.expanduser(name)):
+            return rest
+        return shown_path(name) + (f":{split}" if split is not None else "")
 
     def __init__(
         self,
@@ -41,6 +50,8 @@ class HFSource(Source):
         self.label_column = label_column
         expanded = os.path.expanduser(name)
         self.local_path = os.path.abspath(expanded) if os.path.exists(expanded) else None
+        #: the name recorded in sample ids and skip reasons: a local dataset's folder name, never its path
+        self.shown_name = os.path.basename(os.path.normpath(self.local_path)) if self.local_path else name
         self.from_disk = self.local_path is not None and _is_saved_dataset(self.local_path)
         self.num_rows: int | None = None
         self.fingerprint = ""
@@ -62,7 +73,7 @@ class HFSource(Source):
         else:
             keys = [f"{_sanitize_key(split)}_{row:08d}" for row in range(count)]
         return [
-            SourceItem(keys[row], f"hf:{self.name}:{split}:{row}", labels[row], label_names[row])
+            SourceItem(keys[row], f"hf:{self.shown_name}:{split}:{row}", labels[row], label_names[row])
             for row in range(count)
         ]
 
@@ -191,7 +202,7 @@ class HFSource(Source):
         except CorruptgenError as exc:
             raise BadImageError(str(exc)) from exc
         except Exception as exc:  # an OSError (a network or disk read) may succeed on the next run
-            reason = f"cannot read row {index} of {self.name}: {_one_line(exc)}"
+            reason = f"cannot read row {index} of {self.shown_name}: {self._shown(_one_line(exc))}"
             raise BadImageError(reason, transient=isinstance(exc, OSError)) from exc
         if isinstance(entry, bytes | bytearray | memoryview):
             return bytes(entry)
@@ -199,12 +210,19 @@ class HFSource(Source):
             return bytes(entry["bytes"])
         if isinstance(entry, dict) and entry.get("path"):
             return self._read_entry_path(entry["path"], max_bytes)
-        raise BadImageError(f"row {index} of {self.name} has no image data")
+        raise BadImageError(f"row {index} of {self.shown_name} has no image data")
 
     def _read_entry_path(self, path: str, max_bytes: int) -> bytes:
         if not os.path.isabs(path) and self.local_path and not os.path.exists(path):
             path = os.path.join(self.local_path, path)
-        return _read_file(path, path, max_bytes)
+        return _read_file(path, self._shown(path), max_bytes)
+
+    def _shown(self, text: str) -> str:
+        """``text`` (a skip reason, which a build records) with a file inside the local dataset's folder relative to
+        it, and any other absolute path by its last component."""
+        if self.local_path and text.startswith(self.local_path + os.sep):
+            return os.path.relpath(text, self.local_path).replace(os.sep, "/")
+        return scrub(text)
 
     def identity(self, index: int) -> str:
         """The dataset's fingerprint (``datasets`` changes it when the data changes)."""
@@ -213,7 +231,8 @@ class HFSource(Source):
 
     def _describe_extra(self) -> dict:
         return {
-            "name": self.name,
+            "name": self.name if self.local_path is None else shown_path(self.name),
+            "local": self.local_path is not None,
             "split": self.split,
             "image_column": self.image_column,
             "label_column": self.label_column,

@@ -14,6 +14,7 @@ from corruptgen.io.labels import (
     imagenet_wnids,
 )
 from corruptgen.io.layout import IMAGE_EXTENSIONS
+from corruptgen.io.shown import shown_path
 from corruptgen.wording import counted, some
 
 from .base import (
@@ -41,6 +42,7 @@ class ImageFolderSource(Source):
     """
 
     kind = "imagefolder"
+    shown_rest = staticmethod(shown_path)
 
     def __init__(self, spec: str, path: str, *, limit: int | None = None) -> None:
         super().__init__(spec, limit=limit)
@@ -139,7 +141,7 @@ class ImageFolderSource(Source):
 
     def _describe_extra(self) -> dict:
         left_out = {"build_dirs_left_out": self.build_dirs} if self.build_dirs else {}
-        return {"path": self.root, "layout": self.layout, "num_classes": self.num_classes, **left_out}
+        return {"path": shown_path(self.path), "layout": self.layout, "num_classes": self.num_classes, **left_out}
 
 
 def _list_images(root: str) -> tuple[list[str], list[str]]:

@@ -16,20 +16,23 @@ import numpy as np
 
 from corruptgen.errors import CorruptgenError
 from corruptgen.io.decode import BadImageError
+from corruptgen.io.shown import shown_path
 
 from . import register_source
-from .base import Source, SourceItem, _one_line
+from .base import Source, SourceItem, _one_line, shown_file_and, split_file
 
 
 class NpySource(Source):
     """Images ``array[i]`` of a uint8 N×H×W×3 ``.npy`` file, labels ``labels[i]`` of an optional N-long int file."""
 
     kind = "npy"
+    shown_rest = staticmethod(shown_file_and)
     _TRANSIENT = ("_array",)
     arrays = True
 
     def __init__(self, spec: str, images: str, labels: str | None = None, *, limit: int | None = None) -> None:
         super().__init__(spec, limit=limit)
+        self.images_given, self.labels_given = images, labels
         self.images_path = os.path.abspath(os.path.expanduser(images))
         self.labels_path = None if labels is None else os.path.abspath(os.path.expanduser(labels))
         self.shape: tuple[int, ...] | None = None
@@ -49,8 +52,7 @@ class NpySource(Source):
                 )
             labels = [int(v) if v >= 0 else None for v in np.asarray(values)]
             self.labelled = True
-        name = os.path.basename(self.images_path)
-        return [SourceItem(f"{i:08d}", f"{name}:{i}", labels[i], None) for i in range(n)]
+        return [SourceItem(f"{i:08d}", f"{self._name}:{i}", labels[i], None) for i in range(n)]
 
     def _images(self) -> np.ndarray:
         if self.__dict__.get("_array") is None:
@@ -66,11 +68,12 @@ class NpySource(Source):
     def _read_array(self, index: int, max_bytes: int) -> np.ndarray:
         size = int(np.prod(self.shape[1:])) if self.shape else 0
         if size > max_bytes:
-            raise BadImageError(f"image {index} of {self.images_path}: {size} bytes > {max_bytes} (--max-bytes)")
+            raise BadImageError(f"image {index} of {self._name}: {size} bytes > {max_bytes} (--max-bytes)")
         try:
             image = np.array(self._images()[index])  # a copy: read here, writeable, not tied to the mapping
         except (CorruptgenError, OSError, ValueError) as exc:
-            reason = f"cannot read image {index} of {self.images_path}: {_one_line(exc)}"
+            why = _one_line(exc).replace(self.images_path, self._name)  # the file's folder is not recorded
+            reason = f"cannot read image {index} of {self._name}: {why}"
             raise BadImageError(reason, transient=isinstance(exc, OSError)) from exc
         return image
 
@@ -83,7 +86,13 @@ class NpySource(Source):
         return f"{'x'.join(map(str, row.shape))}:{hashlib.sha256(row.data).hexdigest()[:32]}"
 
     def _describe_extra(self) -> dict[str, Any]:
-        return {"images": self.images_path, "labels": self.labels_path, "shape": list(self.shape or ())}
+        labels = None if self.labels_given is None else shown_path(self.labels_given)
+        return {"images": shown_path(self.images_given), "labels": labels, "shape": list(self.shape or ())}
+
+    @property
+    def _name(self) -> str:
+        """The images file's name (what a skip reason records: never its folder)."""
+        return os.path.basename(self.images_path)
 
 
 def _load(path: str, what: str) -> np.ndarray:
@@ -106,14 +115,13 @@ def _load(path: str, what: str) -> np.ndarray:
     return value
 
 
-@register_source("npy", "npy:<images.npy>[:<labels.npy>]")
+@register_source("npy", "npy:<images.npy>[:<labels.npy>]", NpySource.shown_rest)
 def open_npy(spec: str, rest: str, _image: str | None, _label: str | None, limit: int | None) -> Source:
     """``npy:<images>[:<labels>]``: the images file is the longest leading part naming an existing file, a ``:`` after
     it separates the labels file (so paths holding ``:`` still work)."""
     if not rest:
         raise CorruptgenError("npy: missing array file, use npy:<images.npy>[:<labels.npy>]")
-    cuts = [i for i, ch in enumerate(rest) if ch == ":"] + [len(rest)]
-    for cut in reversed(cuts):
-        if os.path.isfile(os.path.expanduser(rest[:cut])):
-            return NpySource(spec, rest[:cut], rest[cut + 1 :] or None, limit=limit)
-    raise CorruptgenError(f"npy: no such images file: {rest.split(':', 1)[0]}")
+    parts = split_file(rest)
+    if parts is None:
+        raise CorruptgenError(f"npy: no such images file: {rest.split(':', 1)[0]}")
+    return NpySource(spec, *parts, limit=limit)

@@ -17,6 +17,7 @@ from typing import Any, BinaryIO
 from corruptgen.errors import CorruptgenError
 from corruptgen.io.decode import BadImageError
 from corruptgen.io.layout import IMAGE_EXTENSIONS
+from corruptgen.io.shown import shown_pattern
 
 from .base import (
     Source,
@@ -57,11 +58,16 @@ class WebDatasetSource(Source):
     kind = "webdataset"
     _TRANSIENT = ("_handles",)
 
+    @staticmethod
+    def shown_rest(rest: str) -> str:
+        return shown_pattern(rest[len("file://") :] if rest.startswith("file://") else rest)
+
     def __init__(self, spec: str, pattern: str, *, limit: int | None = None) -> None:
         super().__init__(spec, limit=limit)
         self.pattern = pattern
         self.shards: list[str] = []
         self.shard_paths: list[str] = []
+        self.names: list[str] = []  # the shards' paths relative to their common folder (what is recorded)
         self.compressed: list[bool] = []
         self.skipped_samples = 0
         self._members: list[_TarMember | None] = []
@@ -70,6 +76,7 @@ class WebDatasetSource(Source):
     def _scan(self) -> list[SourceItem]:
         self.shards = _outside_build_dirs(_expand_shards(self.pattern), self.pattern)
         self.shard_paths = [os.path.abspath(os.path.expanduser(s)) for s in self.shards]
+        self.names = _relative_names(self.shard_paths)
         self.compressed = [_is_compressed(p) for p in self.shard_paths]
         records = []
         for index, path in enumerate(self.shard_paths):
@@ -83,7 +90,7 @@ class WebDatasetSource(Source):
         self._members = [r["member"] for r in records]
         self.problems = {i: r["problem"] for i, r in enumerate(records) if r["problem"] is not None}
         return [
-            SourceItem(key, f"{self.shards[r['shard']]}:{r['name']}", r["label"], r["label_name"])
+            SourceItem(key, f"{self.names[r['shard']]}:{r['name']}", r["label"], r["label_name"])
             for key, r in zip(keys, records, strict=True)
         ]
 
@@ -95,7 +102,7 @@ class WebDatasetSource(Source):
 
     def _scan_shard(self, shard: int, path: str) -> list[dict]:
         """The records of one shard; a shard that cannot be opened is one problem record."""
-        name = self.shards[shard]
+        name = self.names[shard]
         stem = _sanitize_key(os.path.basename(name))  # the key of a problem of the whole shard
         try:
             kind = _not_regular(os.stat(path).st_mode)
@@ -197,8 +204,20 @@ class WebDatasetSource(Source):
         return f"{file_identity(self.shard_paths[member.shard])}:{member.offset}:{member.size}"
 
     def _describe_extra(self) -> dict:
-        return {"pattern": self.pattern, "shards": list(self.shards), "skipped_samples": self.skipped_samples,
-                "refused": len(self.problems)}  # fmt: skip
+        return {"pattern": shown_pattern(self.pattern), "shards": list(self.names),
+                "skipped_samples": self.skipped_samples, "refused": len(self.problems)}  # fmt: skip
+
+
+def _relative_names(paths: list[str]) -> list[str]:
+    """The shards' paths relative to the folder holding them all (a sample's ``source_id`` and a skip reason name a
+    shard so: never by an absolute path, and the same from any folder the build runs in)."""
+    if not paths:
+        return []
+    root = os.path.commonpath([os.path.dirname(p) for p in paths])
+    home = os.path.normpath(os.path.expanduser("~"))
+    if root == os.path.dirname(root) or home.startswith(root.rstrip(os.sep) + os.sep):  # "/", or above the home
+        return [os.path.basename(p) for p in paths]  # folder: the names alone, never the path through it
+    return [os.path.relpath(p, root).replace(os.sep, "/") for p in paths]
 
 
 def _group_members(tf: tarfile.TarFile) -> tuple[OrderedDict[str, list[tarfile.TarInfo]], str | None]:
