@@ -295,3 +295,15 @@ def test_the_manifest_is_opened_only_as_a_regular_file(tiny, tmp_path):
     os.mkfifo(copy / "manifest.json")
     with pytest.raises(CorruptgenError, match=r"manifest\.json is a FIFO, not a regular file"):
         Build.open(copy)
+
+
+def test_the_gallery_page_embeds_a_large_sample_json_in_part(tiny, tmp_path, capsys):
+    copy = tmp_path / "imagenet-c"
+    shutil.copytree(tiny, copy)
+    with tarfile.open(copy / FROST) as tar:
+        meta = json.loads(tar.extractfile("astronaut.json").read())
+    replace_member(copy, FROST, "astronaut.json", json.dumps({**meta, "pad": "x" * 900_000}).encode())
+    assert main(["gallery", str(copy), "--out", str(tmp_path / "site"), "--no-verify", "--no-progress"]) == 0
+    page = (tmp_path / "site" / "index.html").read_text()
+    assert len(page) < 200_000 and "1 entries over 1 KiB of a 9" in page and meta["source_id"] in page
+    capsys.readouterr()
