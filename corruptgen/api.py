@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from collections import Counter
 from collections.abc import Sequence
 
@@ -136,7 +137,9 @@ def _write_card(card: bool):
         from .hub.card import refresh_card, write_configs_yaml
 
         if card:
-            refresh_card(result.out_dir)
+            written = refresh_card(result.out_dir)
+            if written is not None and written.refused:  # what the card's reading of the shards left out
+                print(f"corruptgen: note: card: {written.refused}", file=sys.stderr)
         else:
             write_configs_yaml(result.out_dir)
 

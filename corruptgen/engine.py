@@ -28,9 +28,9 @@ from .errors import CorruptgenError
 from .executors import run_tasks
 from .family import find_benchmark
 from .fingerprint import FIELD, Stale, stale_shards
-from .io.hashing import sha256_file
 from .io.layout import shard_relpath
 from .io.lock import build_lock
+from .io.regular import is_regular, sha256_regular
 from .io.sources import Source
 from .io.storage import Location, local_path, location
 from .manifest import FORMAT_VERSION, library_versions, write_manifest
@@ -98,7 +98,7 @@ def _finished_shards(out: Path | Location, previous: dict[str, Any] | None) -> d
     for rel, rec in recorded.items():
         if rec.get("samples", 0) == 0 and rec.get("sha256") is None:
             done[rel] = rec
-        elif isinstance(out, Path) and (out / rel).exists() and sha256_file(out / rel) == rec.get("sha256"):
+        elif isinstance(out, Path) and is_regular(out / rel) and sha256_regular(out / rel) == rec.get("sha256"):
             done[rel] = rec
     if isinstance(out, Location):
         todo = [rel for rel in recorded if rel not in done]

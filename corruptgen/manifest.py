@@ -17,7 +17,7 @@ from typing import Any
 from ._version import __version__
 from .errors import CorruptgenError
 from .io.atomic import write_atomic
-from .io.hashing import sha256_file
+from .io.regular import open_regular, refusal, sha256_regular
 from .io.storage import hub_dataset, hub_url, local_path, location
 from .manifest_schema import KNOWN_FIELDS, validate_manifest
 from .plan import digest, settings_id, subset_ids
@@ -58,10 +58,11 @@ def load_manifest(out_dir: str | os.PathLike) -> dict[str, Any] | None:
             return None
         return _parse_manifest(raw, where)
     path = manifest_path(local)
-    if not path.exists():
+    if not os.path.lexists(path):
         return None
     try:
-        raw = path.read_bytes()
+        with open_regular(path) as f:  # a FIFO, device or link in its place is refused, not opened
+            raw = f.read()
     except OSError as e:
         raise CorruptgenError(f"{path} is not a readable corruptgen manifest ({e})") from None
     return _parse_manifest(raw, str(path))
@@ -148,6 +149,7 @@ class VerifyReport:
     missing: list[str] = field(default_factory=list)
     mismatched: list[str] = field(default_factory=list)
     unexpected: list[str] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)  # "<shard> is a FIFO, ...": not opened (io.regular)
     complete: bool = True
     ids: list[str] = field(default_factory=list)  # ids that differ from the ones the plan gives
     stale: list[str] | None = None  # with ``source=True``: what no longer matches the source, one line each
@@ -155,13 +157,15 @@ class VerifyReport:
 
     @property
     def ok(self) -> bool:
-        return not (self.missing or self.mismatched or self.ids or self.stale) and self.complete
+        return not (self.missing or self.mismatched or self.refused or self.ids or self.stale) and self.complete
 
     def summary(self, strict: bool = False) -> str:
         """One line; with ``strict`` a tar file the manifest does not list fails the check too."""
         status = "OK" if self.ok and not (strict and self.unexpected) else "FAILED"
         parts = [f"{counted(self.checked, 'shard')} checked", f"{len(self.missing)} missing",
                  f"{len(self.mismatched)} mismatched"]  # fmt: skip
+        if self.refused:
+            parts.append(f"{len(self.refused)} not a regular file ({'; '.join(self.refused[:3])})")
         if self.unexpected:
             parts.append(f"{len(self.unexpected)} not in the manifest")
         if self.ids:
@@ -223,9 +227,11 @@ def _verify_local(out_dir: str | os.PathLike) -> tuple[VerifyReport, dict[str, A
         if rec.get("samples", 0) == 0 and rec.get("sha256") is None:
             continue  # every input of this shard was skipped; no file is written
         report.checked += 1
-        if not path.exists():
+        if not os.path.lexists(path):
             report.missing.append(rel)
-        elif sha256_file(path) != rec["sha256"]:
+        elif (why := refusal(path)) is not None:  # never opened: a FIFO would block the hash forever
+            report.refused.append(f"{rel} {why}")
+        elif sha256_regular(path) != rec["sha256"]:
             report.mismatched.append(rel)
     known = set(manifest["shards"])
     report.unexpected = sorted(

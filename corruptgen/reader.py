@@ -3,13 +3,14 @@ repository, named as one (``hf:owner/name[@revision]``, ``hf://datasets/owner/na
 
 Evaluation, coverage, loaders, export and cards all open a build here: :meth:`Build.open` resolves where it is,
 reads and validates ``manifest.json`` (a build without one, e.g. a Hub repo of plain shards, is read from its
-``data/<subset>/*.tar`` files), lists subsets in plan order and their shards, and iterates samples.
+``data/<subset>/*.tar`` files), lists subsets in plan order and their shards, and iterates samples, bounded by the
+build's :class:`~corruptgen.io.tarread.Limits`: a sample or shard that cannot be read safely (a member over its size or
+pixel limit, a shard that is a FIFO or a link) is left out and recorded in :attr:`Build.refused`.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -17,10 +18,23 @@ from pathlib import Path
 from typing import Any
 
 from .errors import CorruptgenError
-from .io.layout import shard_subset
+from .io.layout import shard_subset, split_member
 from .io.storage import hub_dataset, hub_url, local_path
-from .io.tarread import iter_samples
+from .io.tarread import Limits, ShardError, iter_samples, parse_json, read_members
 from .manifest import MANIFEST, load_manifest, missing_build, not_a_build
+
+
+@dataclass(frozen=True)
+class Refused:
+    """A sample (``key``), or a whole shard (``key`` None), left out of reading because it cannot be read safely."""
+
+    subset: str
+    shard: str
+    key: str | None
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.subset}/{self.key}: {self.reason}" if self.key else f"{self.shard}: {self.reason}"
 
 
 @dataclass
@@ -38,6 +52,7 @@ class Build:
     manifest: dict[str, Any]
     base: str | None = None
     found: dict[str, list[str]] = field(default_factory=dict)
+    _refused: dict[tuple[str, str | None], Refused] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
     def open(cls, where: str | os.PathLike, *, revision: str | None = None) -> Build:
@@ -153,13 +168,58 @@ class Build:
     ) -> Iterator[tuple[str, dict[str, bytes | None]]]:
         """``(key, {field: bytes})`` for every sample of subset ``name``, shard by shard (fields ``want`` reads)."""
         for rel in self.shards(name):
-            yield from iter_samples(self.shard_ref(rel), want)
+            yield from self.shard_samples(name, rel, want)
+
+    @property
+    def limits(self) -> Limits:
+        return Limits.of(self.manifest)
+
+    def shard_samples(
+        self, name: str, rel: str, want: Callable[[str], bool] = lambda f: True
+    ) -> Iterator[tuple[str, dict[str, bytes | None]]]:
+        """The samples of one shard of subset ``name``; what cannot be read safely is left out and recorded."""
+        try:
+            yield from iter_samples(self.shard_ref(rel), want, limits=self.limits,
+                                    refused=lambda key, why: self.refuse(name, rel, key, why))  # fmt: skip
+        except ShardError as e:
+            self.refuse(name, rel, None, e.reason)
+
+    def read_members(self, name: str, rel: str, names: set[str]) -> dict[str, bytes]:
+        """``{member: bytes}`` of the named members of one shard (refused ones left out and recorded)."""
+
+        def refused(member: str, why: str) -> None:
+            self.refuse(name, rel, split_member(member)[0], why)
+
+        try:
+            return read_members(self.shard_ref(rel), names, limits=self.limits, refused=refused)
+        except ShardError as e:
+            self.refuse(name, rel, None, e.reason)
+            return {}
+
+    def refuse(self, name: str, rel: str, key: str | None, reason: str) -> None:
+        """Record a sample (or shard) left out (each once)."""
+        self._refused.setdefault((rel, key), Refused(name, rel, key, reason))
+
+    @property
+    def refused(self) -> list[Refused]:
+        """What reading has left out so far, in the order met."""
+        return list(self._refused.values())
+
+    def refused_note(self) -> str | None:
+        """One line on what was left out (counted, the first three reasons), or ``None``."""
+        items = self.refused
+        if not items:
+            return None
+        shards = sum(1 for r in items if r.key is None)
+        counts = [f"{n} {what}{'' if n == 1 else 's'}" for n, what in ((len(items) - shards, "sample"),
+                                                                        (shards, "shard")) if n]  # fmt: skip
+        shown = "; ".join(map(str, items[:3])) + (f"; ... {len(items) - 3} more" if len(items) > 3 else "")
+        return f"skipped {' and '.join(counts)} of the build that cannot be read safely ({shown})"
 
     @staticmethod
     def metadata(fields: dict[str, bytes | None]) -> dict[str, Any]:
-        """A sample's ``json`` field, parsed (``{}`` without one)."""
-        raw = fields.get("json")
-        return json.loads(raw) if raw else {}
+        """A sample's ``json`` field, parsed (``{}`` without one, or when it is not a JSON object)."""
+        return parse_json(fields.get("json"))
 
 
 def _remote_manifest(base: str) -> dict[str, Any] | None:

@@ -2,8 +2,10 @@
 
 Both are a set of WebDataset shards ``data/<subset>/*.tar`` (plus ``manifest.json`` for corruptgen builds). Each
 subset's shards are read with Hugging Face ``datasets`` (``load_dataset("webdataset", data_files=...)``, streaming or
-not) with declared features (images not decoded, JSON kept whole), and images are decoded here with OpenCV.
-Local shards are checked against the manifest's sha256 before evaluation.
+not) with declared features (images not decoded, JSON kept whole), and images are decoded here with OpenCV, each
+after its header's pixel count is checked against the build's limit (:class:`~corruptgen.io.tarread.Limits`).
+Local shards are checked before anything reads them (:func:`check_shards`: regular files, no member over its size
+cap) and against the manifest's sha256.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import numpy as np
 
 from ..errors import CorruptgenError
 from ..io.layout import image_fields, shard_subset
+from ..io.tarread import DEFAULT_LIMITS, Limits, ShardError, oversized
 from ..wording import counted, some
 
 
@@ -194,6 +197,22 @@ def _open_hub(text: str, repo: str, revision: str | None, streaming: bool | None
     return src
 
 
+def check_shards(src: EvalSource, selected: Sequence[SubsetData]) -> None:
+    """Refuse, in one line, a selected local shard that is not a regular file (a FIFO would block every reader) or
+    holds a member over its size cap (json: 1 MiB), from the tar headers alone: `datasets` reads members whole."""
+    if src.kind != "local":
+        return
+    limits = Limits.of(src.manifest)
+    for sd in selected:
+        for rel, path in zip(sd.relpaths, sd.files, strict=True):
+            try:
+                bad = next(oversized(path, limits), None)
+            except ShardError as e:
+                raise CorruptgenError(f"{rel}: {e.reason}; eval reads no shard it cannot bound") from None
+            if bad is not None:
+                raise CorruptgenError(f"{rel}: sample member {bad[0]}: {bad[1]}; eval reads no member it cannot bound")
+
+
 def verify_shards(src: EvalSource, selected: Sequence[SubsetData]) -> None:
     """Hash every selected local shard; compare with the manifest when there is one (clear error on mismatch)."""
     if src.kind != "local":
@@ -239,6 +258,8 @@ def peek_samples(url: str, limit: int, want: Sequence[str] = ()) -> Iterator[tup
                     if count >= limit:
                         return
                 key = k
+                if ext in want and member.isfile() and (why := DEFAULT_LIMITS.refuse_size(ext, member.size)):
+                    raise CorruptgenError(f"cannot read shard {url}: {why}")
                 data = tar.extractfile(member) if ext in want and member.isfile() else None
                 fields[ext] = None if data is None else data.read()
     except (OSError, tarfile.TarError, EOFError) as e:
@@ -306,8 +327,12 @@ def iter_samples(sd: SubsetData, ds, imgs: Sequence[str], *, limit: int | None =
         yield Sample(sd.name, ex["__key__"], frames, meta, -1 if label is None else int(label))
 
 
-def decode_image(data: bytes, where: str = "") -> np.ndarray:
-    """Encoded bytes → HxWx3 uint8 RGB (OpenCV; greyscale is expanded to 3 channels)."""
+def decode_image(data: bytes, where: str = "", limits: Limits = DEFAULT_LIMITS) -> np.ndarray:
+    """Encoded bytes → HxWx3 uint8 RGB (OpenCV; greyscale is expanded to 3 channels), once the header's pixel count
+    is within ``limits`` (an empty or oversized image fails in one line, before OpenCV allocates anything)."""
+    why = limits.refuse_pixels(data)
+    if why is not None:
+        raise CorruptgenError(f"cannot decode image{f' {where}' if where else ''}: {why}")
     arr = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
     if arr is None:
         raise CorruptgenError(f"cannot decode image {where}".strip())

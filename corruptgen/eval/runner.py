@@ -24,10 +24,21 @@ import numpy as np
 import torch
 
 from ..errors import CorruptgenError
+from ..io.tarread import Limits
 from ..models.loading import DEFAULT_MODEL, EvalModel, load_model
 from ..progress import progress_bar
 from ..wording import counted
-from .data import EvalSource, SubsetData, decode_image, fit_to, iter_samples, open_source, subset_dataset, verify_shards
+from .data import (
+    EvalSource,
+    SubsetData,
+    check_shards,
+    decode_image,
+    fit_to,
+    iter_samples,
+    open_source,
+    subset_dataset,
+    verify_shards,
+)
 from .labels import ModelLabels, plan_labels
 from .metrics import MetricOptions, compute_metrics, detect_family
 from .metrics.vcr import map_to_16, probs_to_16
@@ -61,9 +72,10 @@ def _delta_v(meta: dict[str, Any]) -> float:
 class _FrameStream(torch.utils.data.IterableDataset):
     """Decoded frames of the selected subsets; workers split shards (or samples, when shards are fewer)."""
 
-    def __init__(self, parts: list[tuple[int, SubsetData, Any, list[str]]], size: int, limit: int | None) -> None:
+    def __init__(self, parts: list[tuple[int, SubsetData, Any, list[str]]], size: int, limit: int | None,
+                 limits: Limits) -> None:  # fmt: skip
         super().__init__()
-        self.parts, self.size, self.limit = parts, size, limit
+        self.parts, self.size, self.limit, self.limits = parts, size, limit, limits
 
     def __iter__(self):
         info = torch.utils.data.get_worker_info()
@@ -84,7 +96,7 @@ class _FrameStream(torch.utils.data.IterableDataset):
                 meta = _slim(sample.meta)
                 source_key, dv = str(meta.get("source_key") or sample.key), _delta_v(meta)
                 for t, data in enumerate(sample.frames):
-                    img = fit_to(decode_image(data, f"{sample.key} ({sd.name})"), self.size)
+                    img = fit_to(decode_image(data, f"{sample.key} ({sd.name})", self.limits), self.size)
                     # the subset's description travels once per worker; per-row fields on every row
                     yield img, (si, sample.key, t, sample.label, source_key, dv, None if described else meta)
                     described = True
@@ -195,6 +207,7 @@ def evaluate(
     src = source if isinstance(source, EvalSource) else open_source(source, streaming=streaming, revision=revision)
     selected = src.select(subsets, clean=clean)
     whitebox = plan_whitebox(attacks, [sd.name for sd in selected], src.spec, built_clean="clean" in src.subsets)
+    check_shards(src, selected)  # before anything opens a shard: a FIFO would block, a huge member fill memory
     if verify:
         verify_shards(src, selected)
     nets = [load_model(m, device) for m in (models or [DEFAULT_MODEL])]
@@ -209,13 +222,13 @@ def evaluate(
         raise CorruptgenError(f"--attacks attacks each model's own classes with the build's labels: it cannot be "
                               f"combined with {other}")  # fmt: skip
     attackers = classifiers(nets) if whitebox else []
-    size = nets[0].input_size
+    size, limits = nets[0].input_size, Limits.of(src.manifest)
     parts = []
     for si, sd in enumerate(selected):
         ds, imgs = subset_dataset(sd, src.streaming)
         parts.append((si, sd, ds, imgs))
     loader = torch.utils.data.DataLoader(
-        _FrameStream(parts, size, limit), batch_size=batch_size, num_workers=workers, collate_fn=_collate,
+        _FrameStream(parts, size, limit, limits), batch_size=batch_size, num_workers=workers, collate_fn=_collate,
         pin_memory=device.startswith("cuda"), prefetch_factor=4 if workers else None,
     )  # fmt: skip
     total = None

@@ -55,6 +55,9 @@ def export_build(
                    record=record, progress=progress) as target:  # fmt: skip
         report.out = str(target.root)
         chosen.fn(opened, target, names, opts)
+        for refused in opened.refused:  # what the reader left out: a member over its limit, an unreadable shard
+            target.skip(refused.subset, refused.key or refused.shard,
+                        refused.reason if refused.key else f"every sample of the shard: {refused.reason}")  # fmt: skip
     return report
 
 

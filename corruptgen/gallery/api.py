@@ -42,6 +42,7 @@ class GalleryResult:
     reused: int
     verify: str
     notes: list[str] = field(default_factory=list)
+    refused: str | None = None  # what reading left out (Build.refused_note), also among the notes
 
     @property
     def index(self) -> Path:
@@ -109,7 +110,8 @@ def write_gallery(
         grid[t.row].cells[columns[t.col].id].thumbs.append(t)
     _accuracies(grid, evaluations)
     facts, fact_notes, verify_text = build_facts(b, verify, per_subset, len(thumbs), evaluations)
-    notes = fact_notes + notes
+    refused = b.refused_note()
+    notes = fact_notes + notes + ([refused] if refused else [])
     skipped = b.manifest.get("skipped") or []
     html = render_page(f"corruptgen gallery: {title_of(b)}", facts, notes, skipped, columns, grid, thumbs,
                        [e.model for e in evaluations])  # fmt: skip
@@ -125,7 +127,8 @@ def write_gallery(
         "samples": [_record(t, columns) for t in thumbs],
     }
     write_atomic(folder / MARKER, (json.dumps(record, indent=1) + "\n").encode("utf-8"))
-    return GalleryResult(folder, len(grid), len(columns), len(thumbs), store.written, store.reused, verify_text, notes)
+    return GalleryResult(folder, len(grid), len(columns), len(thumbs), store.written, store.reused, verify_text, notes,
+                         refused)  # fmt: skip
 
 
 Placed = tuple[int, str, int, Seen]  # (row, column id, slot, sample)
@@ -196,11 +199,21 @@ def _thumbs(b: Build, placed: list[Placed], twins: CleanTwins, store: AssetStore
         out.append(Thumb(
             id=len(out), subset=s.subset, key=s.key, source_key=s.source_key, row=r, col=col_index[col], slot=slot,
             sha256=a.sha256, image=a.image, thumb=a.thumb, clean=twin_asset.image if twin_asset else None,
-            meta=json_safe(sample_json(data.get((s.shard, f"{s.key}.json")))), shard=s.shard, member=s.image or "",
+            meta=json_safe(_shown(data.get((s.shard, f"{s.key}.json")))), shard=s.shard, member=s.image or "",
             delta_v=s.delta_v, correct=mark.correct if mark else None,
             predicted=(mark.predicted_name or str(mark.predicted)) if mark else None,
         ))  # fmt: skip
     return out
+
+
+def _shown(raw: bytes | None) -> dict[str, Any]:
+    """A sample's json as the page embeds it: whole up to 64 KiB; of a larger one, the entries of up to 1 KiB each
+    (the page stays small whatever a sample records)."""
+    meta = sample_json(raw)
+    if raw is None or len(raw) <= 64 * 2**10:
+        return meta
+    kept = {k: v for k, v in meta.items() if len(json.dumps(v, default=str)) <= 2**10}
+    return {**kept, "omitted": f"{len(meta) - len(kept)} entries over 1 KiB of a {len(raw)}-byte sample json"}
 
 
 def _accuracies(grid: list[GridRow], evaluations: list[Evaluation]) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -54,14 +55,17 @@ class AssetStore:
 
 
 def _thumbnail(data: bytes) -> bytes | None:
-    """A JPEG at most ``THUMB_SIDE`` px on its longer side (small images are kept at their size)."""
+    """A JPEG at most ``THUMB_SIDE`` px on its longer side (small images are kept at their size). The build's reader
+    has checked the declared pixels against the build's limit: PIL's own bomb warning is not printed."""
     from PIL import Image, UnidentifiedImageError
 
     try:
-        with Image.open(io.BytesIO(data)) as im:
-            if im.format not in _EXTENSIONS:
-                return None
-            rgb = im.convert("RGB")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+            with Image.open(io.BytesIO(data)) as im:
+                if im.format not in _EXTENSIONS:
+                    return None
+                rgb = im.convert("RGB")
     except (UnidentifiedImageError, Image.DecompressionBombError, OSError, ValueError):
         return None
     rgb.thumbnail((THUMB_SIDE, THUMB_SIDE), Image.Resampling.LANCZOS)

@@ -54,6 +54,8 @@ def _cmd_gallery(args) -> int:
         progress=args.progress and sys.stderr.isatty(),
     )
     print(result.summary())
+    if result.refused:
+        print(f"corruptgen: note: {result.refused}", file=sys.stderr)
     if args.serve:
         from .serve import serve
 

@@ -5,19 +5,20 @@ source images are the first ``N`` source keys, by key, of the reference subset's
 build has one), so every row shows the same photos; a subset is then read from the shard of the same name (the
 engine writes chunk ``n`` of every subset to ``<split>-<n>.tar``), and further shards only while a preferred image
 is missing and fewer than ``N`` samples were found. Rows binned by Δv read every shard's json (the histogram needs
-every Δv). Then only the chosen members (json and one image each) are read.
+every Δv). Then only the chosen members (json and one image each) are read. Reading is bounded by the build's
+limits (:meth:`corruptgen.reader.Build.shard_samples`): what cannot be read safely is not shown and is counted in a
+note.
 """
 
 from __future__ import annotations
 
-import json
 import tarfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ..io.layout import image_fields
-from ..io.tarread import iter_samples, read_members
+from ..io.tarread import parse_json
 from ..quality.coverage import stored_delta_v
 from ..reader import Build
 
@@ -51,11 +52,7 @@ def _image_member(key: str, fields: Iterable[str]) -> str | None:
 
 def sample_json(raw: bytes | None) -> dict[str, Any]:
     """A sample's json (``{}`` when it is missing or not a JSON object)."""
-    try:
-        meta = json.loads(raw) if raw else {}
-    except ValueError:
-        return {}
-    return meta if isinstance(meta, dict) else {}
+    return parse_json(raw)
 
 
 def _basename(rel: str) -> str:
@@ -76,7 +73,7 @@ class ShardScan:
         if rel not in self.done:
             seen = []
             try:
-                for key, fields in iter_samples(self.build.shard_ref(rel), _wanted):
+                for key, fields in self.build.shard_samples(subset, rel, _wanted):
                     meta = sample_json(fields.get("json"))
                     repeat = meta.get("repeat") if isinstance(meta.get("repeat"), int) else 0
                     source_key = str(meta.get("source_key", key))
@@ -169,12 +166,14 @@ class CleanTwins:
 def read_picks(build: Build, picks: Iterable[Seen], notes: list[str]) -> dict[tuple[str, str], bytes]:
     """``{(shard, member): bytes}`` of the picks' json and image members, one pass per shard."""
     by_shard: dict[str, set[str]] = {}
+    subsets: dict[str, str] = {}
     for s in picks:
         by_shard.setdefault(s.shard, set()).update(s.members)
+        subsets[s.shard] = s.subset
     out = {}
     for rel, names in sorted(by_shard.items()):
         try:
-            found = read_members(build.shard_ref(rel), names)
+            found = build.read_members(subsets[rel], rel, names)
         except (OSError, tarfile.TarError, UnicodeDecodeError) as e:
             notes.append(f"{rel}: unreadable ({type(e).__name__}: {e}), its samples are not shown")
             continue

@@ -74,6 +74,7 @@ class Card:
     assets: dict[str, bytes] = field(default_factory=dict)
     configs: list[str] = field(default_factory=list)
     schemas: dict[str, SubsetSchema] = field(default_factory=dict)
+    refused: str | None = None  # samples the card's reading left out (Build.refused_note)
 
     @property
     def files(self) -> list[str]:
@@ -143,7 +144,8 @@ def render_card(
     stated = f"options={json.dumps(kept, separators=(',', ':'))} ".replace(">", "\\u003e") if kept else ""
     marker = f"<!-- {MARKER}: plan_id={build.manifest.get('plan_id')} manifest_sha256={manifest_sha256} {stated}-->"
     text = f"---\n{dump_yaml(metadata)}---\n\n{body.strip()}\n\n{marker}\n"
-    return Card(text=text, metadata=metadata, assets=assets, configs=build.configs(), schemas=scan.schemas)
+    return Card(text=text, metadata=metadata, assets=assets, configs=build.configs(), schemas=scan.schemas,
+                refused=build.refused_note())  # fmt: skip
 
 
 def configs_yaml(directory: str | Path) -> str:

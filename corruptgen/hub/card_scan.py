@@ -9,7 +9,6 @@ ImageNet's (e.g. class folders); Δv values (VCR's measured perceived change) on
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
@@ -54,8 +53,8 @@ def scan_build(build: Build, *, limit: int | None = None) -> ScanResult:
                 result.max_label = max(labels["max"], -1 if result.max_label is None else result.max_label)
                 named = named or labels.get("named") is True
         if unread:
-            found = scan_subset([build.shard_ref(r) for r in unread], limit=limit,
-                                on_meta=lambda meta: record_label(meta, result.labels))  # fmt: skip
+            found = scan_subset(unread, limit=limit, on_meta=lambda meta: record_label(meta, result.labels),
+                                read=lambda rel, want, name=name: build.shard_samples(name, rel, want))  # fmt: skip
             schema.add_fields(found.fields)
             schema.json_type, schema.scanned = unify(schema.json_type, found.json_type), schema.scanned + found.scanned
             read = True
@@ -71,7 +70,7 @@ def _read_names(build: Build, result: ScanResult) -> None:
     """Class names from the samples of the first config, until every index up to the largest one has a name."""
     wanted = (result.max_label or 0) + 1
     for _key, fields in build.iter_samples(build.configs()[0], lambda f: f == "json"):
-        record_label(json.loads(fields["json"]), result.labels)
+        record_label(build.metadata(fields), result.labels)
         if len(result.labels) == wanted and all(result.labels.values()):
             return
 
@@ -98,7 +97,7 @@ def delta_v_values(build: Build, scan: ScanResult) -> dict[str, list[float]]:
             continue
         values = []
         for _key, fields in build.iter_samples(name, lambda f: f == "json"):
-            value = stored_delta_v(json.loads(fields["json"])) if fields.get("json") else None
+            value = stored_delta_v(build.metadata(fields))
             if value is not None:
                 values.append(value)
         if values:

@@ -55,6 +55,8 @@ def _cmd_card(args) -> int:
     from .card import render_card, save_card
 
     card = render_card(args.directory, repo_id=args.repo_id, images=args.images, **_card_options(args))
+    if card.refused:
+        print(f"corruptgen: note: {card.refused}", file=sys.stderr)
     if args.print_card:
         sys.stdout.write(card.text)
         return 0
@@ -70,6 +72,8 @@ def _cmd_push(args) -> int:
     result = push(args.directory, args.repo_id, private=args.private, revision=args.revision, dry_run=args.dry_run,
                   keep_card=args.keep_card, verify=args.verify, gate=args.gate, **_card_options(args))  # fmt: skip
     plan = result.plan
+    if plan.card is not None and plan.card.refused:
+        print(f"corruptgen: note: {plan.card.refused}", file=sys.stderr)
     if args.dry_run:
         print(plan.describe())
         return 0

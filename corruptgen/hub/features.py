@@ -136,22 +136,28 @@ def scan_subset(
     *,
     limit: int | None = None,
     on_meta: Callable[[dict], None] | None = None,
+    read: Callable[..., Iterable[tuple[str, dict[str, bytes | None]]]] = iter_samples,
 ) -> SubsetSchema:
     """Scan the samples of one subset's shards (all, or the first ``limit`` spread evenly over the shards).
 
-    ``on_meta`` receives every scanned sample json (e.g. to collect Δv values for a histogram in the same pass).
+    ``on_meta`` receives every scanned sample json (e.g. to collect Δv values for a histogram in the same pass);
+    ``read(shard, want)`` reads a shard (default: the bounded tar reader, which stops at a sample it refuses; a
+    build's :meth:`~corruptgen.reader.Build.shard_samples` leaves it out instead).
     """
     paths = list(shard_paths)
     schema = SubsetSchema()
     per_shard = None if limit is None or not paths else max(1, -(-limit // len(paths)))
     for path in paths:
-        for n, (_key, fields) in enumerate(iter_samples(path, want=lambda f: field_kind(f) == "json")):
+        for n, (_key, fields) in enumerate(read(path, lambda f: field_kind(f) == "json")):
             if per_shard is not None and n >= per_shard:
                 break
             meta = None
             for data in fields.values():
                 if data is not None:
-                    meta = json.loads(data)
+                    try:
+                        meta = json.loads(data)
+                    except (ValueError, RecursionError):  # not JSON: typed as nothing
+                        meta = None
                     break
             schema.add(fields, meta)
             if on_meta is not None and isinstance(meta, dict):

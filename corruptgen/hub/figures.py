@@ -9,10 +9,9 @@ or version in the metadata, so the same build gives the same bytes.
 from __future__ import annotations
 
 import io
-import json
+import warnings
 from collections.abc import Sequence
 
-from ..io.tarread import iter_samples
 from ..reader import Build
 from .features import field_kind
 
@@ -23,13 +22,20 @@ _DPI = 100
 
 
 def _decode_tile(fields: dict[str, bytes | None], tile: int):
+    """A tile of the sample's image, or ``None`` when it has none or it does not decode. The build's reader checked
+    the declared pixels against the build's limit before: PIL's own bomb warning is not shown."""
     from PIL import Image
 
     images = sorted(f for f, data in fields.items() if data is not None and field_kind(f) == "image")
     if not images:
         return None
     chosen = images[len(images) // 2]  # a sequence (000.jpg ...) shows its middle frame
-    img = Image.open(io.BytesIO(fields[chosen])).convert("RGB")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+            img = Image.open(io.BytesIO(fields[chosen])).convert("RGB")
+    except (OSError, ValueError, Image.DecompressionBombError):  # truncated or corrupt image data
+        return None
     img.thumbnail((tile, tile))
     return img
 
@@ -61,15 +67,13 @@ def sample_grid(build: Build, *, tile: int = 160, columns: int = 6) -> bytes | N
     names = _grid_subsets(build)
     if not names:
         return None
-    first = build.shard_ref(build.shards(names[0])[0])
-    target = next(
-        (json.loads(f["json"]).get("source_key") for _, f in iter_samples(first, lambda x: x == "json")), None
-    )
+    first = build.shard_samples(names[0], build.shards(names[0])[0], lambda x: x == "json")
+    target = next((build.metadata(f).get("source_key") for _, f in first), None)
     tiles = []
     for name in names:
         picked = None
-        for _key, fields in iter_samples(build.shard_ref(build.shards(name)[0]), lambda f: True):
-            meta = json.loads(fields["json"]) if fields.get("json") else {}
+        for _key, fields in build.shard_samples(name, build.shards(name)[0], lambda f: True):
+            meta = build.metadata(fields)
             if picked is None or meta.get("source_key") == target:
                 picked = fields
             if meta.get("source_key") == target:

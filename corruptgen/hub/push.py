@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import CorruptgenError
-from ..io.hashing import sha256_file
+from ..io.regular import refusal, sha256_regular
 from ..io.storage import require_local
 from ..manifest import MANIFEST
 from ..wording import counted
@@ -130,9 +130,11 @@ def plan_push(
     for rel in shards:
         rec = build.manifest["shards"][rel]
         path = root / rel
-        if not path.is_file():
+        if not os.path.lexists(path):
             problems.append(f"missing {rel}")
-        elif path.stat().st_size != rec["bytes"] or (verify and sha256_file(path) != rec["sha256"]):
+        elif (why := refusal(path)) is not None:  # a FIFO would block, a link would upload a file from elsewhere
+            problems.append(f"{rel} {why}")
+        elif path.stat().st_size != rec["bytes"] or (verify and sha256_regular(path) != rec["sha256"]):
             problems.append(f"{rel} does not match the manifest")
     if problems:
         more = f" (+{len(problems) - 3} more)" if len(problems) > 3 else ""

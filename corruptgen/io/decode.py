@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 from PIL import Image, ImageFile, ImageOps, JpegImagePlugin
 
-__all__ = ["DEFAULT_MAX_BYTES", "DEFAULT_MAX_PIXELS", "BadImageError", "decode_array", "decode_image"]
+__all__ = ["DEFAULT_MAX_BYTES", "DEFAULT_MAX_PIXELS", "BadImageError", "decode_array", "decode_image", "image_size"]
 
 DEFAULT_MAX_PIXELS = 100_000_000
 #: Largest encoded input read (``--max-bytes``): far above any real photograph, far below a machine's memory.
@@ -174,6 +174,25 @@ def _open_and_load(
         finally:
             Image.MAX_IMAGE_PIXELS, ImageFile.LOAD_TRUNCATED_IMAGES = saved
     return img, info
+
+
+def image_size(data: bytes) -> tuple[int, int]:
+    """The ``(width, height)`` an encoded image's header declares, read without decoding a pixel (what a reader
+    checks against a pixel limit before it decodes anything).
+
+    Raises:
+        BadImageError: If the bytes are empty or not an image of an accepted format.
+    """
+    if not data:
+        raise BadImageError("empty file (0 bytes)")
+    with _PIL_GLOBALS_LOCK, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        saved, Image.MAX_IMAGE_PIXELS = Image.MAX_IMAGE_PIXELS, None  # the caller compares with its own limit
+        try:
+            with _open(bytes(data)) as img:
+                return img.size
+        finally:
+            Image.MAX_IMAGE_PIXELS = saved
 
 
 def _open(data: bytes) -> Image.Image:

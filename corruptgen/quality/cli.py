@@ -130,7 +130,8 @@ def _cmd_coverage(args) -> int:
         if not names:
             raise CorruptgenError("--subsets is empty")
     rows = scan(args.directory, subsets=names, by=args.by, bins=args.bins, min_count=args.min_count, device=args.device,
-                progress=lambda name: print(f"reading {name} ...", file=sys.stderr), max_computed=at_most)  # fmt: skip
+                progress=lambda name: print(f"reading {name} ...", file=sys.stderr), max_computed=at_most,
+                note=lambda line: print(f"corruptgen: note: {line}", file=sys.stderr))  # fmt: skip
     print(format_table(rows))
     if not args.no_plot:
         target = Path(args.plot) if args.plot else Path(args.directory) / "delta_v_coverage.png"

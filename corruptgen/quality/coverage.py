@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import contextlib
 import io
-import json
 import math
+import warnings
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -94,25 +94,35 @@ def coverage(values: Sequence[float] | np.ndarray, bins: int = BINS, min_count: 
 
 
 # ------------------------------------------------------------------------------------------------ reading a build
-def iter_samples(shard: str | Path, *, images: bool) -> Iterator[tuple[dict[str, Any], bytes | None, bool]]:
-    """(metadata, image bytes or None, is_sequence) of every sample of a WebDataset tar (path or URL), in order."""
+def iter_samples(
+    shard: str | Path, *, images: bool, read: Callable[..., Iterator] | None = None
+) -> Iterator[tuple[dict[str, Any], bytes | None, bool]]:
+    """(metadata, image bytes or None, is_sequence) of every sample of a WebDataset tar (path or URL), in order;
+    ``read(shard, want)`` reads it (default: the bounded tar reader, which stops at a sample it refuses)."""
 
     def want(fld: str) -> bool:
         return fld == "json" or (images and image_field(fld) is not None)
 
-    for key, fields in tarread.iter_samples(shard, want):
-        meta = json.loads(fields["json"]) if fields.get("json") else {"key": key}
+    for key, fields in (read or tarread.iter_samples)(shard, want):
+        meta = tarread.parse_json(fields["json"]) if fields.get("json") else {"key": key}
         kinds = {f: image_field(f) for f in fields}  # (frame or None, extension) of the image fields
         image = next((fields[f] for f, k in kinds.items() if k and k[0] is None and fields[f] is not None), None)
         frames = any(k and k[0] is not None for k in kinds.values())
         yield meta, image, frames
 
 
-def _decode(data: bytes) -> np.ndarray:
+def _decode(data: bytes) -> np.ndarray | None:
+    """The RGB pixels, or ``None`` when the data do not decode (the reader checked the declared pixels against the
+    build's limit: PIL's own bomb warning is not shown)."""
     from PIL import Image
 
-    with Image.open(io.BytesIO(data)) as im:
-        return np.asarray(im.convert("RGB"))
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+            with Image.open(io.BytesIO(data)) as im:
+                return np.asarray(im.convert("RGB"))
+    except (OSError, ValueError, Image.DecompressionBombError):
+        return None
 
 
 def _basename(ref: str) -> str:
@@ -132,8 +142,9 @@ def stored_delta_v(meta: dict[str, Any]) -> float | None:
 class _CleanIndex:
     """Decoded clean images by source key: the same-named clean shard first, every clean shard on a miss."""
 
-    def __init__(self, shards: list[str]) -> None:
+    def __init__(self, shards: list[str], read: Callable[..., Iterator] | None = None) -> None:
         self.by_name = {_basename(p): p for p in shards}
+        self.read = read
         self.loaded: dict[str, dict[str, bytes]] = {}
         self.all_loaded = False
 
@@ -141,7 +152,7 @@ class _CleanIndex:
         name = _basename(path)
         if name not in self.loaded:
             out = {}
-            for meta, data, _ in iter_samples(path, images=True):
+            for meta, data, _ in iter_samples(path, images=True, read=self.read):
                 if data is not None:
                     out[str(meta.get("source_key", meta.get("key")))] = data
             self.loaded = {name: out} if not self.all_loaded else {**self.loaded, name: out}
@@ -175,12 +186,14 @@ def scan(
     device: str = "cpu",
     progress: Callable[[str], None] | None = None,
     max_computed: int | None = MAX_COMPUTED,
+    note: Callable[[str], None] | None = None,
 ) -> list[SubsetCoverage]:
     """Δv coverage of every corrupted subset of a build (``clean`` is the reference and is not listed).
 
     ``by="corruption"`` pools the subsets of one corruption (e.g. ImageNet-C's five severities, as VCR's Tab. 2
     compares them) by the samples' ``corruption`` field. ``max_computed``: compute Δv for at most this many samples
-    of each subset, evenly spaced (``None``: all); samples with a stored Δv are always read.
+    of each subset, evenly spaced (``None``: all); samples with a stored Δv are always read. ``note`` is told, in
+    one line, what the build's reader left out (a member over its limit, an unreadable shard).
     """
     import torch
 
@@ -193,14 +206,14 @@ def scan(
         raise CorruptgenError("--bins and --min-count must be positive")
     if by not in GROUPINGS:
         raise CorruptgenError(f"--by must be one of {', '.join(GROUPINGS)}, got {by!r}")
-    found = [(n, [build.shard_ref(rel) for rel in build.shards(n)]) for n in build.subset_names()]
+    found = [(n, build.shards(n)) for n in build.subset_names()]  # read through the build: bounded, refusals counted
     found = [(n, shards) for n, shards in found if shards]
     names = [n for n, _ in found]
     if subsets is not None:
         bad = [s for s in subsets if s not in names]
         if bad:
             raise CorruptgenError(f"no subset {bad[0]!r} in {root}; present: {', '.join(names)}")
-    clean = _CleanIndex(dict(found).get("clean", []))
+    clean = _CleanIndex(dict(found).get("clean", []), lambda rel, want: build.shard_samples("clean", rel, want))
     values: dict[str, list[float]] = {}
     kinds: dict[str, set[str]] = defaultdict(set)
     skipped: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
@@ -220,7 +233,9 @@ def scan(
         index = -1
         for shard in shards:
             pending: dict[tuple[str, str], list[np.ndarray]] = defaultdict(list)
-            for meta, data, frames in iter_samples(shard, images=True):
+            refused = len(build.refused)
+            for meta, data, frames in iter_samples(shard, images=True, read=lambda rel, want, name=name:
+                                                   build.shard_samples(name, rel, want)):  # fmt: skip
                 index += 1
                 g = group(name, meta)
                 dv = stored_delta_v(meta)
@@ -233,14 +248,18 @@ def scan(
                     skipped[g]["no image"] += 1
                 elif chosen is not None and index not in chosen:
                     unmeasured[g] += 1
+                elif (image := _decode(data)) is None:
+                    skipped[g]["the image does not decode"] += 1
                 else:
-                    pending[(g, str(meta.get("source_key", meta.get("key"))))].append(_decode(data))
+                    pending[(g, str(meta.get("source_key", meta.get("key"))))].append(image)
+            for r in build.refused[refused:]:
+                skipped[group(name, {})][f"not read: {r.reason}"] += 1
             for (g, key), images in pending.items():
                 ref = clean.get(_basename(shard), key)
-                if ref is None:
+                ref_img = None if ref is None else _decode(ref)
+                if ref_img is None:
                     skipped[g]["no clean image with this source_key"] += len(images)
                     continue
-                ref_img = _decode(ref)
                 if any(im.shape != ref_img.shape for im in images) or min(ref_img.shape[:2]) < 72:
                     skipped[g]["size differs from the clean image or < 72 px"] += len(images)
                     continue
@@ -248,6 +267,8 @@ def scan(
                     scores = VIFReference(ref_img, device=device, dtype=torch.float64).score(np.stack(images))
                 values[g].extend(np.maximum(0.0, 1.0 - scores.cpu().numpy()).tolist())
                 kinds[g].add("computed")
+    if note is not None and build.refused_note():
+        note(build.refused_note())
     if not values:
         raise CorruptgenError(f"{root} has no corrupted subsets to measure")
     results = []

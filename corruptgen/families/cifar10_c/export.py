@@ -14,6 +14,7 @@ stored (PNG by default for these families: the exact pixels; a JPEG build gives 
 from __future__ import annotations
 
 import io
+import warnings
 from collections.abc import Iterator
 
 import numpy as np
@@ -37,8 +38,14 @@ def _samples(build: Build, subset: str, out: ExportDir) -> Iterator[tuple[str, i
         if images[0][1] == ".JPEG":
             out.note("the build's images are JPEG: the arrays hold the decoded JPEG pixels (build with --format png "
                      "for the corrupted pixels themselves, as the released arrays)")  # fmt: skip
-        with Image.open(io.BytesIO(images[0][2])) as decoded:
-            pixels = np.asarray(decoded.convert("RGB"))
+        try:  # the reader checked the declared pixels against the build's limit: PIL's bomb warning is not shown
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+                with Image.open(io.BytesIO(images[0][2])) as decoded:
+                    pixels = np.asarray(decoded.convert("RGB"))
+        except (OSError, ValueError, Image.DecompressionBombError) as e:  # truncated or corrupt image data
+            out.skip(subset, key, f"the image does not decode ({type(e).__name__})")
+            continue
         yield key, sample_label(build.metadata(fields), fields), pixels
 
 

@@ -18,6 +18,7 @@ from corruptgen.errors import CorruptgenError
 from corruptgen.io.decode import BadImageError
 from corruptgen.io.layout import IMAGE_EXTENSIONS
 from corruptgen.io.shown import shown_pattern
+from corruptgen.io.tarread import MAX_JSON_BYTES
 
 from .base import (
     Source,
@@ -32,7 +33,7 @@ from .base import (
 
 _WDS_MEMBER = re.compile(r"^((?:.*/|)[^.]+)[.]([^/]*)$")  # webdataset's base_plus_ext rule
 _MAX_OPEN_SHARDS = 8
-_MAX_LABEL_BYTES = 2**20  # .cls / .json members read while scanning
+_MAX_LABEL_BYTES = MAX_JSON_BYTES  # .cls / .json members read while scanning (1 MiB, as a build's json members)
 
 
 @dataclass(frozen=True)
