@@ -24,6 +24,9 @@ from .plan import digest, settings_id, subset_ids
 from .wording import counted
 
 MANIFEST = "manifest.json"
+#: a manifest records ~400 bytes per shard (and 17 per input): ImageNet's 1.28M training images x 76 subsets in
+#: shards of 1,000 is ~40 MB. A bigger file in its place is not parsed (JSON parsing takes several times its size).
+MAX_MANIFEST_BYTES = 256 << 20
 FORMAT_VERSION = 1
 _PACKAGES = ("corruptgen", "albumentations", "albucore", "numpy", "opencv-python-headless", "pillow", "scipy")
 
@@ -62,9 +65,11 @@ def load_manifest(out_dir: str | os.PathLike) -> dict[str, Any] | None:
         return None
     try:
         with open_regular(path) as f:  # a FIFO, device or link in its place is refused, not opened
-            raw = f.read()
+            raw = f.read(MAX_MANIFEST_BYTES + 1)
     except OSError as e:
         raise CorruptgenError(f"{path} is not a readable corruptgen manifest ({e})") from None
+    if len(raw) > MAX_MANIFEST_BYTES:
+        raise CorruptgenError(f"{path} is over {MAX_MANIFEST_BYTES >> 20} MiB: not a corruptgen manifest (not parsed)")
     return _parse_manifest(raw, str(path))
 
 

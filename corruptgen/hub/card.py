@@ -25,6 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import CorruptgenError
+from ..io.atomic import write_atomic
+from ..io.regular import is_regular, open_regular
 from ..io.storage import is_url, local_path, location
 from ..manifest import MANIFEST
 from ..reader import Build
@@ -183,6 +185,9 @@ def refresh_card(directory: str | Path) -> Card | None:
     return write_card(directory)
 
 
+MAX_CARD_FILE = 64 << 20  # a card's README or figure corruptgen writes is far smaller
+
+
 class CardStore:
     """Where a card is read and written: a local build directory or the fsspec URL of a remote one."""
 
@@ -195,7 +200,13 @@ class CardStore:
         if self.remote is not None:
             return self.remote.read_bytes(rel)
         path = self.local / rel
-        return path.read_bytes() if path.is_file() else None
+        if not is_regular(path):  # a link, FIFO or device in a build someone else made is never read
+            return None
+        with open_regular(path) as f:
+            data = f.read(MAX_CARD_FILE + 1)
+        if len(data) > MAX_CARD_FILE:
+            raise CorruptgenError(f"{path} is over {MAX_CARD_FILE >> 20} MiB: not a card file corruptgen wrote")
+        return data
 
     def write(self, rel: str, data: bytes) -> None:
         if self.remote is not None:
@@ -203,7 +214,7 @@ class CardStore:
             return
         path = self.local / rel
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(data)
+        write_atomic(path, data)  # a link in the place of README.md or a figure is replaced, never written through
 
     def remove(self, rel: str) -> None:
         if self.remote is not None:
