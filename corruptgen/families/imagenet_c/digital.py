@@ -145,5 +145,6 @@ def saturate(x: np.ndarray, scale: float, shift: float) -> np.ndarray:
 
 
 def saturate_uint8(image: np.ndarray, scale: float, shift: float) -> np.ndarray:
-    """``np.uint8(saturate(image / 255, scale, shift) · 255)``, bit for bit, without the float HSV images."""
+    """``np.uint8(saturate(image / 255, scale, shift) · 255)``, bit for bit, without the float HSV images (through
+    the exact colour table of ``(scale, shift)`` once this process has used it enough, :mod:`._hsv_table`)."""
     return hsv_adjust(image, sat_scale=scale, sat_shift=shift)

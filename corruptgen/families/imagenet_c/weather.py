@@ -133,7 +133,8 @@ def brightness(x: np.ndarray, delta: float) -> np.ndarray:
 
 
 def brightness_uint8(image: np.ndarray, delta: float) -> np.ndarray:
-    """``np.uint8(brightness(image / 255, delta) · 255)``, bit for bit, without the float HSV images."""
+    """``np.uint8(brightness(image / 255, delta) · 255)``, bit for bit, without the float HSV images (through the
+    exact colour table of ``delta`` once this process has used it enough, :mod:`._hsv_table`)."""
     return hsv_adjust(image, value_shift=delta)
 
 
