@@ -8,14 +8,18 @@ thresholds with ``mallopt`` (what ``GLIBC_TUNABLES=glibc.malloc.mmap_threshold=â
 does, set from Python so nobody has to export a variable): freed blocks stay in the heap and the next image reuses
 them. The heap may keep up to :data:`TRIM_THRESHOLD` of freed memory. Pixels never depend on it.
 
-It runs once per process, at the start of the first chunk a process renders (the driver, local workers, Ray
-workers); elsewhere (macOS, musl, Windows) it does nothing.
+It runs once per process, wherever a corruption runs: at the start of the first chunk a process renders (the driver,
+local workers, Ray workers) and at the first ``Corruption.apply`` of a process (``corruptions.get(name).apply`` or
+``__call__`` in a user's loop, ``augment.RandomCorruption`` in a DataLoader worker or the main process), so that
+on-the-fly corruption runs at build speed. ``CORRUPTGEN_MALLOC=default`` in the environment (read at that first
+call; DataLoader workers inherit it) leaves glibc's policy as it is. Elsewhere (macOS, musl, Windows) it does nothing.
 """
 
 from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import os
 import sys
 
 #: glibc's ``M_TRIM_THRESHOLD`` and ``M_MMAP_THRESHOLD`` (``malloc.h``).
@@ -24,15 +28,20 @@ _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
 MMAP_THRESHOLD = 32 << 20
 #: freed memory at the heap top is returned to the OS only beyond this.
 TRIM_THRESHOLD = 256 << 20
+#: the opt-out: ``CORRUPTGEN_MALLOC=default`` keeps glibc's own thresholds
+ENV = "CORRUPTGEN_MALLOC"
+_OPT_OUT = ("default", "off", "0")
 
 _state: dict[str, bool] = {}
 
 
 def tune_allocator() -> bool:
-    """Apply the policy once per process; True if glibc accepted it (idempotent, never raises)."""
-    if "done" not in _state:
-        _state["done"] = _apply()
-    return _state["done"]
+    """Apply the policy once per process; True if glibc accepted it (idempotent, never raises; False when
+    ``CORRUPTGEN_MALLOC=default`` opts out)."""
+    done = _state.get("done")
+    if done is None:
+        done = _state["done"] = os.environ.get(ENV, "").strip().lower() not in _OPT_OUT and _apply()
+    return done
 
 
 def _apply() -> bool:

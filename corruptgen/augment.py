@@ -203,15 +203,25 @@ class RandomCorruption(SeededCalls):
 
     def apply_array(self, image: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, dict[str, Any]]:
         """Corrupt one HxWx3 uint8 array with ``rng``; returns the array and what was applied."""
-        if rng.random() >= self.p:  # unchanged; a read-only input (np.asarray of a PIL image) as a writable copy
+        return self._apply_array(image, _Draws(rng))
+
+    def _draws(self, key: Any) -> _Draws:
+        """This call's draws; with ``p = 1`` its generator is made only if something draws from it."""
+        if self.p == 1.0:
+            return _Draws(make=self._generator_later(key))
+        return _Draws(self._generator(key))
+
+    def _apply_array(self, image: np.ndarray, draws: _Draws) -> tuple[np.ndarray, dict[str, Any]]:
+        if draws.given and draws.generator().random() >= self.p:  # unchanged; a read-only input as a writable copy
             kept = image if image.flags.writeable else image.copy()  # torch.from_numpy warns on read-only arrays
             return kept, {"corruption": None, "severity": None, "params": {}}
-        name = self._names[int(rng.integers(len(self._names)))]
+        name = self._names[draws.index(len(self._names))]
         options = self._by_corruption[name]
-        choice = options[int(rng.integers(len(options)))]
-        out, params = self._corruption(name).apply(image, rng, **dict(choice.options))
+        choice = options[draws.index(len(options))]
+        corruption = self._corruption(name)
+        out, params = corruption.apply(image, draws.generator() if corruption.random else None, **dict(choice.options))
         if out.ndim == 4:  # a sequence corruption (ImageNet-P): one of its frames
-            frame = int(rng.integers(len(out)))
+            frame = draws.index(len(out))
             out, params = out[frame], {**params, "frame": frame}
         info = {"corruption": name, "severity": choice.severity, "params": params}
         if out.shape != image.shape:  # e.g. ImageNet-P's cropped frames: back to the input size
@@ -228,11 +238,11 @@ class RandomCorruption(SeededCalls):
             return self._apply_tensor(image, key)
         if isinstance(image, np.ndarray):
             arr = _check_array(image)
-            return self.apply_array(arr, self._generator(key))
+            return self._apply_array(arr, self._draws(key))
         from PIL import Image
 
         if isinstance(image, Image.Image):
-            out, info = self.apply_array(np.asarray(image.convert("RGB")), self._generator(key))
+            out, info = self._apply_array(np.asarray(image.convert("RGB")), self._draws(key))
             return Image.fromarray(out), info
         raise CorruptgenError(f"RandomCorruption takes an HxWx3 uint8 array, a PIL image or a (3,H,W)/(B,3,H,W) "
                               f"tensor, got {type(image).__name__}")  # fmt: skip
@@ -261,12 +271,32 @@ class RandomCorruption(SeededCalls):
         arr = arr.permute(0, 2, 3, 1).cpu().numpy()
         outs, infos = [], []
         for img, k in zip(arr, keys, strict=True):
-            out, info = self.apply_array(np.ascontiguousarray(img), self._generator(k))
+            out, info = self._apply_array(np.ascontiguousarray(img), self._draws(k))
             outs.append(out)
             infos.append(info)
         result = torch.from_numpy(np.stack(outs)).permute(0, 3, 1, 2).to(x.device)
         result = result.to(x.dtype).div_(255) if floating else result
         return result.contiguous(), infos
+
+
+class _Draws:
+    """One call's generator: ``rng`` as given, or made on first use by ``make`` (only with ``p = 1``: the made one
+    replays the draw that ``p`` takes, always below 1, so every later draw is the given path's). ``integers(1)``
+    draws nothing, so a single choice is made without a generator: a corruption that draws nothing (pixelate,
+    JPEG, ...) then costs no seeding, as in a build."""
+
+    def __init__(self, rng: np.random.Generator | None = None, make: Any = None) -> None:
+        self.given, self._rng, self._make = rng is not None, rng, make
+
+    def generator(self) -> np.random.Generator:
+        if self._rng is None:
+            self._rng = self._make()
+            self._rng.random()  # the draw that p takes
+        return self._rng
+
+    def index(self, n: int) -> int:
+        """``int(rng.integers(n))``."""
+        return int(self.generator().integers(n)) if n > 1 else 0
 
 
 def _check_array(image: np.ndarray) -> np.ndarray:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import secrets
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -58,6 +59,12 @@ class SeededCalls:
         self.epoch = int(epoch)
 
     def _generator(self, key: Any = None) -> np.random.Generator:
+        return self._generator_later(key)()
+
+    def _generator_later(self, key: Any = None) -> Callable[[], np.random.Generator]:
+        """This call's :meth:`_generator`, made when called (the call is counted now): seeding one costs more than
+        some corruptions, and a call that draws nothing need not."""
         if key is None:
             self._calls += 1
-        return call_rng(self.seed, self.epoch, self._calls, key)
+        seed, epoch, calls = self.seed, self.epoch, self._calls
+        return lambda: call_rng(seed, epoch, calls, key)

@@ -13,8 +13,9 @@ outputs have the same text around their numbers), as the median and the largest 
     python scripts/bench_docs.py table docs/bench/scripts.json     # the region's text of a saved run
 
 ``python scripts/bench_docs.py all`` is the one command behind every number of docs/benchmarks.md and
-docs/cifar_c.md: these scripts, then ``bench_floor.py``, ``bench_cifar_render.py`` and ``bench_conv_kernels.py``
-(the peer tables need the peers' virtual environment: ``bench_peers.py``, see its docstring).
+docs/cifar_c.md: these scripts, then ``bench_floor.py``, ``bench_cifar_render.py``, ``bench_conv_kernels.py`` and
+``bench_hsv_table.py`` (the peer tables and ``bench_on_the_fly.py`` need the peers' virtual environment: see
+``bench_peers.py``'s docstring).
 """
 
 from __future__ import annotations
@@ -58,7 +59,8 @@ _NUMBER = re.compile(r"-?\d+(?:,\d{3})*(?:\.\d+)?(?:e-?\d+)?")
 #: what ``all`` runs: script -> (the name of its saved result in docs/bench/, the pages it writes its region into)
 ALL = {"bench_docs.py": ("scripts", "docs/benchmarks.md"), "bench_floor.py": ("floor", "docs/benchmarks.md"),
        "bench_cifar_render.py": ("cifar_render", "docs/benchmarks.md,docs/cifar_c.md"),
-       "bench_conv_kernels.py": ("conv_kernels", "docs/benchmarks.md")}  # fmt: skip
+       "bench_conv_kernels.py": ("conv_kernels", "docs/benchmarks.md"),
+       "bench_hsv_table.py": ("hsv_table", "docs/benchmarks.md")}  # fmt: skip
 
 
 def run(commands: list[tuple[str, str, list[str]]], out: str) -> dict:

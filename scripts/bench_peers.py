@@ -48,6 +48,8 @@ FAMILY_FOR_SIZE = {224: "imagenet-c", 64: "tinyimagenet-c", 32: "cifar10-c"}
 RUNS, MIN_SECONDS = 3, 0.5
 # deterministic given the image (no random draw): their outputs can be compared with the reference's exactly
 DETERMINISTIC = ("defocus_blur", "brightness", "contrast", "pixelate", "jpeg_compression", "saturate")
+#: corruptgen renders these through an exact colour table where a worker renders enough images of one severity
+TABLED = ("brightness", "saturate")
 
 
 def _pin_threads() -> None:
@@ -171,6 +173,31 @@ def _timed_run(fn, photos, severity: int, start: int) -> tuple[int, float, float
             return n, wall, time.process_time() - c0
 
 
+def _table_counts() -> dict[str, int]:
+    from corruptgen.families.imagenet_c._hsv_table import CACHE
+
+    return dict(CACHE.counts)
+
+
+def _until_tabled(fn, photos, severity: int, start: int) -> int:
+    """Call ``fn`` until its exact colour table exists (a build large enough to use it, ``_hsv_table``'s break-even
+    at this size); returns the calls made."""
+    from corruptgen.families.imagenet_c._hsv_table import break_even
+
+    builds, n = _table_counts()["builds"], 0
+    limit = break_even(photos[0].shape[0] * photos[0].shape[1]) + 10
+    while _table_counts()["builds"] == builds and n < limit:
+        fn(photos[(start + n) % len(photos)], start + n, severity)
+        n += 1
+    return n
+
+
+def _regime(before: dict[str, int], after: dict[str, int]) -> str:
+    """``table`` when every call of a run went through a colour table built before it, ``kernel`` when none did."""
+    table, kernel, builds = (after[k] - before[k] for k in ("table", "kernel", "builds"))
+    return "table" if table and not (kernel or builds) else "kernel" if not table else "mixed"
+
+
 def _setup(impl: str) -> None:
     _pin_threads()
     try:
@@ -204,7 +231,12 @@ def serve(impl: str, size: int, family: str | None) -> None:
     family = family or FAMILY_FOR_SIZE.get(size, "imagenet-c")
     photos = _photos(size)
     funcs = _functions(impl, family)
-    print(json.dumps({"ready": impl, "family": family, "names": sorted(funcs), "versions": _versions()}), flush=True)
+    hello = {"ready": impl, "family": family, "names": sorted(funcs), "versions": _versions()}
+    if impl == "corruptgen":
+        from corruptgen.families.imagenet_c._hsv_table import break_even
+
+        hello["table_break_even"] = break_even(size * size)
+    print(json.dumps(hello), flush=True)
     warm, calls = set(), 0
     for line in sys.stdin:
         req = json.loads(line)
@@ -215,10 +247,15 @@ def serve(impl: str, size: int, family: str | None) -> None:
             if (name, severity) not in warm:
                 for i, img in enumerate(photos):
                     funcs[name](img, i, severity)
+                if impl == "corruptgen" and name in TABLED:
+                    calls += _until_tabled(funcs[name], photos, severity, calls)
                 warm.add((name, severity))
+            counts = _table_counts() if impl == "corruptgen" else None
             n, wall, cpu = _timed_run(funcs[name], photos, severity, calls)
             calls += n
             reply = {"calls": n, "wall": wall, "cpu": cpu}
+            if counts is not None and name in TABLED:
+                reply["regime"] = _regime(counts, _table_counts())
         except Exception as error:  # a peer broken by its dependencies (e.g. a newer scikit-image)
             reply = {"error": f"{type(error).__name__}: {error}"}
         print(json.dumps(reply), flush=True)
@@ -259,6 +296,7 @@ def interleaved(size: int, family: str | None, severities: list[int], names: lis
     servers = [_Server(impl, python, size, family) for impl, python in impls]
     results = [{"impl": srv.impl, "size": size, "family": srv.info["family"] if srv.impl == "corruptgen" else None,
                 "versions": srv.info["versions"], "rows": {}} for srv in servers]  # fmt: skip
+    results[0]["table_break_even"] = servers[0].info.get("table_break_even")
     load = [os.getloadavg()[0]]
     try:
         for name in names:
@@ -282,6 +320,7 @@ def interleaved(size: int, family: str | None, severities: list[int], names: lis
                         "img_s": rates[len(rates) // 2],
                         "cpu_s_per_img": sorted(cpus)[len(cpus) // 2],
                         "cpu_runs": cpus,
+                        **({"regimes": [r["regime"] for r in done]} if "regime" in done[0] else {}),
                     }
                 cells = "  ".join(f"{r['impl']} {1e3 * r['rows'][f'{name}/{s}'].get('cpu_s_per_img', float('nan')):.2f}"
                                   for r in results if f"{name}/{s}" in r["rows"])  # fmt: skip
@@ -372,6 +411,8 @@ def table(results: list[dict]) -> str:
             cells.append(
                 "fails¹" if cell and "error" in cell else f"{1e3 * cell['cpu_s_per_img']:.2f}" if cell else "–"
             )
+            if cell and "regimes" in cell:
+                cells[-1] += f" ({cell['regimes'][0] if len(set(cell['regimes'])) == 1 else 'mixed'})"
         theirs = [r["rows"][key] for r in others if key in r["rows"] and "error" not in r["rows"][key]]
         ratio, spread = "–", "–"
         if theirs and "error" not in row:
@@ -387,6 +428,11 @@ def table(results: list[dict]) -> str:
         if all("cpu_s_per_img" in c for c in cells):
             sums.append(f"{r['impl']} {1e3 * sum(c['cpu_s_per_img'] for c in cells):.2f}")
     lines.append(f"\nsum over the {len(ours['rows'])} rows, CPU ms per image: {', '.join(sums)}")
+    if any("regimes" in row for row in ours["rows"].values()):
+        lines.append(f"\n(table): corruptgen's brightness and saturate through their exact colour table, as in a "
+                     f"worker that renders ≥ {ours.get('table_break_even') or '?':,} images of one severity at this "
+                     f"size (the break-even of `imagenet_c/_hsv_table.py`; the timed runs follow it); a smaller build "
+                     f"runs the exact kernel (kernel), see \"Exact colour tables\"")  # fmt: skip
     if errors:
         lines.append("\n¹ " + "; ".join(sorted(errors)))
     if logs:

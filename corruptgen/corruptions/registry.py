@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from ..alloc import tune_allocator
 from ..errors import CorruptgenError, UnknownNameError
 from ..registry import Registry
 
@@ -126,6 +127,7 @@ class Corruption:
             shape = getattr(image, "shape", None)
             dtype = getattr(image, "dtype", type(image).__name__)
             raise ValueError(f"{self.name}: expected an HxWx3 uint8 RGB array, got shape {shape} and dtype {dtype}")
+        tune_allocator()  # once per process, as in a build: large temporaries reused, not re-mapped (corruptgen.alloc)
         return self.fn(image, as_generator(rng) if self.random else NO_RANDOMNESS, **options)
 
     def __call__(self, image: np.ndarray, rng: RngLike = None, **options: Any) -> np.ndarray:

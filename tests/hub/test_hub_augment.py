@@ -124,3 +124,27 @@ def test_sequence_corruptions_give_one_frame_of_the_input_size(photo):
     for k in range(3):
         out, info = aug.apply(photo, key=k)
         assert out.shape == photo.shape and out.dtype == np.uint8 and "frame" in info["params"]
+
+
+@pytest.mark.parametrize("names, p", [(["pixelate"], 1.0), (["gaussian_noise"], 1.0), (["pixelate", "fog"], 1.0),
+                                      (["glass_blur"], 0.7)])  # fmt: skip
+def test_a_call_makes_its_generator_only_when_something_draws(photo, monkeypatch, names, p):
+    """Same draws as the generator made up front (the p draw, then the choice, then the corruption's); a single
+    choice of a corruption that draws nothing (pixelate) seeds no generator, as a build does not."""
+    small = np.ascontiguousarray(photo[::4, ::4])
+    aug = RandomCorruption(family="imagenet-c", names=names, severity=3, p=p, seed=5)
+    made = []
+    monkeypatch.setattr(seeding, "call_rng", lambda *a, f=seeding.call_rng: made.append(a) or f(*a))
+    for k in range(6):
+        key = None if k % 2 else f"key{k}"
+        rng = seeding.call_rng(aug.seed, aug.epoch, aug._calls + (key is None), key)
+        made.clear()
+        out, info = aug.apply(small, key=key)
+        assert bool(made) == (names != ["pixelate"] or p < 1)
+        if rng.random() >= p:
+            assert info["corruption"] is None
+            continue
+        name = aug._names[int(rng.integers(len(aug._names)))]
+        choices = aug._by_corruption[name]
+        expected, params = get(name).apply(small, rng, **dict(choices[int(rng.integers(len(choices)))].options))
+        assert np.array_equal(out, expected) and info["params"] == params

@@ -19,7 +19,9 @@ Here the same float64 operations are evaluated, per pixel, only for what the res
   pass over a whole 224² image.
 
 Still ~2× corrupt-tta's OpenCV float32 conversion at 224 px (which differs from the reference in 1-4 % of values):
-the ~25 float64 passes the exact formulas need are the floor of a numpy implementation.
+the ~25 float64 passes the exact formulas need are the floor of a numpy implementation. A process that renders many
+images of one parameter set evaluates this kernel once on all 2²⁴ colours instead (``_hsv_table``: one gather per
+image, the same bytes).
 
 Equality with the float path on all colours with two equal channels, a 86³ colour grid and random images is checked
 in ``tests/corruptions/test_imagenet_c_fast_paths.py``, on all 2²⁴ colours by ``scripts/check_hsv_exhaustive.py``.

@@ -13,7 +13,7 @@ import cv2
 import numpy as np
 from PIL import Image
 
-from ._hsv import hsv_adjust_uint8
+from ._hsv_table import hsv_adjust
 from ._ops import bilinear_reflect, gaussian_reflect_2d, hsv_to_rgb, rgb_to_hsv
 
 
@@ -145,5 +145,6 @@ def saturate(x: np.ndarray, scale: float, shift: float) -> np.ndarray:
 
 
 def saturate_uint8(image: np.ndarray, scale: float, shift: float) -> np.ndarray:
-    """``np.uint8(saturate(image / 255, scale, shift) · 255)``, bit for bit, without the float HSV images."""
-    return hsv_adjust_uint8(image, sat_scale=scale, sat_shift=shift)
+    """``np.uint8(saturate(image / 255, scale, shift) · 255)``, bit for bit, without the float HSV images (through
+    the exact colour table of ``(scale, shift)`` once this process has used it enough, :mod:`._hsv_table`)."""
+    return hsv_adjust(image, sat_scale=scale, sat_shift=shift)

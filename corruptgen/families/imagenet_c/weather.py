@@ -11,7 +11,7 @@ import cv2
 import numpy as np
 
 from ._frost import REFERENCE_TEXTURES, fitted_texture, frost_crop
-from ._hsv import hsv_adjust_uint8
+from ._hsv_table import hsv_adjust
 from ._ops import clipped_zoom, gaussian, hsv_to_rgb, rgb_to_hsv
 from .blur import motion_blur
 
@@ -133,8 +133,9 @@ def brightness(x: np.ndarray, delta: float) -> np.ndarray:
 
 
 def brightness_uint8(image: np.ndarray, delta: float) -> np.ndarray:
-    """``np.uint8(brightness(image / 255, delta) · 255)``, bit for bit, without the float HSV images."""
-    return hsv_adjust_uint8(image, value_shift=delta)
+    """``np.uint8(brightness(image / 255, delta) · 255)``, bit for bit, without the float HSV images (through the
+    exact colour table of ``delta`` once this process has used it enough, :mod:`._hsv_table`)."""
+    return hsv_adjust(image, value_shift=delta)
 
 
 # ---------------------------------------------------------------- spatter (extra)
