@@ -68,6 +68,24 @@ def test_cw_l2_equals_torchattacks_and_is_per_image(model, images):
     assert (classifier.predict(batched) != labels).all()  # c = 50 flips every decision of this model
 
 
+def test_cw_kappa_is_the_margin_an_adversarial_iterate_must_reach(model, images):
+    """κ > 0: the smallest iterate with max_{i≠t} Z_i − Z_t ≥ κ is kept (Carlini & Wagner's test), else the clean
+    image; κ = 0 keeps the smallest misclassified one (torchattacks')."""
+    classifier = Classifier(model)
+    labels = classifier.predict(images)
+    (plain,), (confident,) = parse_attacks("cw_l2"), parse_attacks("cw_l2:kappa=1")
+    margins = {}
+    for spec in (plain, confident):
+        adversarial = craft(spec, classifier, images, labels).images
+        logits = classifier(adversarial).detach()
+        margins[spec.get("kappa")] = (logits.scatter(1, labels.view(-1, 1), float("-inf")).amax(1)
+                                      - logits.gather(1, labels.view(-1, 1))[:, 0])  # fmt: skip
+        changed = (adversarial != images).flatten(1).any(1)
+        assert (margins[spec.get("kappa")][changed] >= spec.get("kappa")).all()
+        assert changed.all()
+    assert (margins[0.0] < 1).all()  # κ = 0 keeps barely adversarial images (margins of a few hundredths here)
+
+
 def test_bounds_after_rounding_and_probabilities(model, images):
     classifier = Classifier(model)
     labels = classifier.predict(images)
