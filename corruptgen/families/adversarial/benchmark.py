@@ -54,7 +54,8 @@ DEFAULT_SELECTION = "eccvw2020"
 OPTIONS = (
     Option("surrogate", "model the transfer attacks are crafted on (default efficientnet_lite0; module:attr, "
            "torchscript:<file>, timm:<name>)"),
-    Option("selection", f"named attack set: {', '.join(SELECTIONS)} (default {DEFAULT_SELECTION})"),
+    Option("selection", f"the thesis's transfer attacks: {', '.join(SELECTIONS)} (default {DEFAULT_SELECTION}: MI-FGSM "
+           "at eps 0.04 and 0.08; their white-box attacks are `eval --attacks <selection>`)"),
     Option("attacks", "attacks to craft instead, e.g. pgd:eps=0.02,mi_fgsm:eps=0.08,cw_l2"),
     Option("labels", "check (default): refuse source labels that are not the surrogate's classes; match: they are; "
            "ignore: attack the surrogate's own clean decisions"),
