@@ -13,6 +13,7 @@ from .errors import CorruptgenError, NoSamplesError
 from .family import FAMILIES
 from .invocation import record
 from .io.decode import DEFAULT_MAX_BYTES
+from .io.facts import flag_counts
 from .io.storage import join
 from .options import RayOptions, RunOptions
 from .planning import SHARD_MAX, SHARD_MIN, SHARD_TARGET, default_shard_size, make_plan
@@ -111,6 +112,10 @@ def build(
     counts = result.manifest["counts"]
     if counts["samples"] == 0:
         raise NoSamplesError(_nothing_built(result))
+    for name, (same, total) in flag_counts(result.manifest, "stored_unchanged").items():
+        if same:  # e.g. an attack that changed nothing, or an ε below one grey level on 8 bits
+            print(f"corruptgen: note: subset {name} stores {same} of {total} images identical to their clean twin "
+                  "(why: params.unchanged_reason in each sample's json)", file=sys.stderr)  # fmt: skip
     if strict and (counts["skipped_inputs"] or counts["failed_samples"]):
         raise CorruptgenError(f"--strict: {result.summary()}")
     return result

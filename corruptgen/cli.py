@@ -33,9 +33,9 @@ def _add_build(sub) -> None:
     p.add_argument(
         "--format",
         dest="image_format",
-        choices=("jpg", "png", "webp"),
+        choices=("jpg", "png", "webp", "npy"),
         default=None,
-        help="image format of the shards (default: the family's, jpg for most)",
+        help="image format of the shards (default: the family's, jpg for most; npy: float32 arrays, adversarial)",
     )
     p.add_argument("--quality", type=int, default=85, help="JPEG/WebP quality (default 85)")
     p.add_argument("--shard-size", type=positive_int, default=None,

@@ -57,6 +57,8 @@ class Benchmark:
             or ``generic`` for accuracy-only metrics).
         image_format: the shards' image format when ``--format`` is not given (``png`` where the released set is
             lossless, as CIFAR-10-C's arrays).
+        image_formats: the ``--format`` values the family writes (``npy``, float32 arrays, only where corruptions
+            make float images: the adversarial family).
     """
 
     name: str
@@ -69,6 +71,7 @@ class Benchmark:
     options: tuple[Option, ...] = ()
     metrics: str = "generic"
     image_format: str = "jpg"
+    image_formats: tuple[str, ...] = ("jpg", "png", "webp")
 
     def select(self, names: str | Sequence[str] | None, **family_options: Any) -> tuple[Subset, ...]:
         """Resolve ``None`` (defaults), ``"all"`` or a list / comma string of names; unknown names fail clearly.
@@ -134,6 +137,9 @@ class Benchmark:
         fields = {k: v for k, v in options.items() if k in plan_fields}
         if fields.get("image_format") is None:
             fields["image_format"] = self.image_format
+        if fields["image_format"] not in self.image_formats:
+            raise CorruptgenError(f"{self.name} writes --format {', '.join(self.image_formats)}, not "
+                                  f"{fields['image_format']!r}")  # fmt: skip
         chosen = self.select(subsets, **family)
         if clean:
             chosen = (self.clean_subset(size), *(s for s in chosen if s.name != "clean"))

@@ -14,7 +14,8 @@ from .errors import CorruptgenError
 from .io.decode import DEFAULT_MAX_BYTES
 from .preprocess import Preprocess
 
-IMAGE_FORMATS = ("jpg", "png", "webp")
+#: shard image formats: 8-bit images, or ``npy`` (float32 (H, W, 3) arrays on [0, 1], for float images)
+IMAGE_FORMATS = ("jpg", "png", "webp", "npy")
 _NAME_OK = set("abcdefghijklmnopqrstuvwxyz0123456789_")
 
 

@@ -109,9 +109,12 @@ class Preprocess:
         return np.ascontiguousarray(image)
 
     def scaled(self, size: int) -> Preprocess:
-        """The same protocol for a ``size`` × ``size`` output: crop = size, resize scaled by size / crop."""
+        """The same protocol for a ``size`` × ``size`` output: crop = size, resize scaled by size / crop (a square
+        resize without crop, as ``resize224``: a resize to size × size)."""
         if size < 8:
             raise CorruptgenError(f"--size must be at least 8, got {size}")
+        if self.crop is None and self.resize is not None and self.resize[0] == self.resize[1]:
+            return Preprocess(f"{self.name}@{size}", (size, size), None, None, self.interpolation, self.library)
         if self.crop is None:
             raise CorruptgenError(f"--size needs a preprocessing with a crop; {self.name!r} has none")
         factor = size / self.crop

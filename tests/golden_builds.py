@@ -25,6 +25,13 @@ RECIPES: dict[str, dict] = {
     "cifar10-c": {"subsets": "glass_blur,frost,elastic_transform,spatter", "severities": "1,5", "limit": 3},
     "tinyimagenet-c": {"subsets": "snow,fog,pixelate", "severities": "1,5", "limit": 3},
     "laugros": {"limit": 2, "image_format": "png"},
+    # a tiny surrogate (tests/tiny_models.py): the default transfer sets, CW and the 8-bit rounding of §3.2's ε range
+    "adversarial": {
+        "surrogate": "tiny_models:TinySurrogate",
+        "attacks": "mi_fgsm:eps=0.04,pgd_ll:eps=0.04,cw_l2:steps=10,fgsm:eps=0.0025..0.025",
+        "limit": 3,
+        "size": 32,
+    },
 }
 #: plans whose ids are pinned (an id names a build: a changed id means existing builds can no longer be resumed)
 PLAN_CASES: list[tuple[str, dict]] = [

@@ -20,7 +20,9 @@ from ..lazy import lazy_exports
 _WHERE = {
     "ATTACKS": ".spec", "AttackKind": ".spec", "AttackSpec": ".spec", "make_attack": ".spec", "parse_attacks": ".spec",
     "Classifier": ".classifier", "differentiable": ".classifier",
-    "Crafted": ".craft", "craft": ".craft", "grey_levels": ".craft", "to_uint8": ".craft",
+    "Crafted": ".craft", "craft": ".craft", "grey_levels": ".craft", "to_uint8": ".craft", "to_float32": ".craft",
+    "clean_float32": ".craft", "NOISE_LEVELS": ".craft", "Selection": ".spec", "SELECTIONS": ".spec",
+    "whitebox_attacks": ".spec",
     "cw_l2": ".cw",
     "fgsm": ".gradient", "least_likely": ".gradient", "loss_gradient": ".gradient", "mi_fgsm": ".gradient",
     "pgd": ".gradient",

@@ -2,14 +2,19 @@
 
 Minimises ``‖x' − x‖₂² + c·max(Z(x')_t − max_{i≠t} Z(x')_i, −κ)`` over ``x' = (tanh(w) + 1) / 2`` with Adam
 (``steps`` iterations, learning rate ``lr``, no search over ``c``), keeping per image the smallest-L2 iterate that was
-misclassified (the clean image when none was), and stopping an image early when its cost rose at one of the ten
-check points — the procedure of torchattacks 3.5.1's ``CW``, with two differences that make an image's result its
-own: the early stop is decided per image (torchattacks stops the whole batch on the batch's total cost; the same at
-batch size 1), and ``max_{i≠t}`` is taken over the other classes only (torchattacks takes the max of the one-hot-masked
-logits, which reads 0 for the masked entries: the same whenever a logit other than t is positive).
+adversarial with confidence κ (``max_{i≠t} Z_i − Z_t ≥ κ``; the clean image when none was), and stopping an image
+early when its cost rose at one of the ten check points — the procedure of torchattacks 3.5.1's ``CW``, with three
+differences: an iterate counts as adversarial only with margin κ, as in Carlini & Wagner's own code (``compare``: the
+true logit plus κ below another one; torchattacks counts any misclassified iterate, which is the same at κ = 0 and
+makes κ all but inert, the first misclassified iterate being kept); and two that make an image's result its own: the
+early stop is decided per image (torchattacks stops the whole batch on the batch's total cost; the same at batch size
+1), and ``max_{i≠t}`` is taken over the other classes only (torchattacks takes the max of the one-hot-masked logits,
+which reads 0 for the masked entries: the same whenever a logit other than t is positive).
 
-The thesis calls ``c`` "confidence"; §3.3.3.1's "confidence score of 50" is therefore ``c = 50`` with Eq. 2.10's
-margin at 0 (``κ = 0``).
+The thesis calls ``c`` "confidence" (§2.3.2.2, Eq. 2.9), so §3.3.3.1's "40 iterations and a confidence score of 50"
+is read as ``c = 50`` with Eq. 2.10's margin at 0 (``κ = 0``; the preset ``cw_l2``). In Carlini & Wagner's paper, and
+in cleverhans, foolbox and ART, "confidence" is κ: ``cw_l2:kappa=50`` is that reading (docs/adversarial.md says what
+it changes).
 """
 
 from __future__ import annotations
@@ -67,7 +72,11 @@ def cw_l2(model: Model, images: torch.Tensor, labels: torch.Tensor, *, c: float 
             cost = l2 + c * _margin(logits, labels, kappa)
             (grad,) = torch.autograd.grad(cost.sum(), w)
         optimizer.step(grad)
-        improved = (logits.detach().argmax(1) != labels) & (best_l2 > l2.detach()) & active
+        if kappa:  # Carlini & Wagner: adversarial with confidence κ, max_{i≠t} Z_i − Z_t ≥ κ
+            adversarial = -_margin(logits.detach(), labels, float("inf")) >= kappa
+        else:  # misclassified (torchattacks' test; the same at κ = 0)
+            adversarial = logits.detach().argmax(1) != labels
+        improved = adversarial & (best_l2 > l2.detach()) & active
         mask = improved.float()
         best_l2 = mask * l2.detach() + (1 - mask) * best_l2
         mask = mask.view(-1, 1, 1, 1)

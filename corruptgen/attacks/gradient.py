@@ -46,11 +46,15 @@ def loss_gradient(model: Model, x: torch.Tensor, labels: torch.Tensor, targets: 
 
 
 @torch.no_grad()
-def least_likely(model: Model, images: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
-    """The class of lowest logit other than ``labels`` (Kurakin et al.'s l_least; as torchattacks' least-likely
-    mode, the true class is never the target)."""
+def least_likely(model: Model, images: torch.Tensor, labels: torch.Tensor, exclude: bool = False) -> torch.Tensor:
+    """Kurakin et al.'s l_least: the class of lowest logit, "the class that is given the lowest score by the attacked
+    neural network" (thesis §2.3.2.2), which is the true class when the model scores it lowest of all. With
+    ``exclude``, the lowest among the classes other than ``labels`` (torchattacks' least-likely mode: the target is
+    never the true class). The logits are compared in float32, as torchattacks does."""
     logits = model(images).float()
-    return logits.scatter(1, labels.view(-1, 1), float("inf")).argmin(1)
+    if exclude:
+        logits = logits.scatter(1, labels.view(-1, 1), float("inf"))
+    return logits.argmin(1)
 
 
 def fgsm(model: Model, images: torch.Tensor, labels: torch.Tensor, eps: Bound, *,

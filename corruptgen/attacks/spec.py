@@ -5,6 +5,9 @@ settings; a ``key=value`` token after a comma continues the attack before it (``
 the L∞ bound on [0, 1] pixels, a number in (0, 1) or a range ``LOW..HIGH`` drawn uniformly per sample. Each spec has
 a subset name (``pgd_eps0_04``, ``pgd_eps0_04_steps20``, ``fgsm_eps0_0025to0_025``) under which builds and results
 store it.
+
+:data:`SELECTIONS` are the thesis's attack sets as it ran them: the transfer (black-box) attacks an ``adversarial``
+build crafts on a surrogate, and the white-box ones ``corruptgen eval --attacks <name>`` runs on each model.
 """
 
 from __future__ import annotations
@@ -42,11 +45,11 @@ for _kind in (
     AttackKind("fgsm", "one signed-gradient step of size eps", f"Goodfellow et al., ICLR 2015; {THESIS}, Eq. 2.5",
                {"eps": 0.04}),
     AttackKind("fgsm_ll", "FGSM towards the least likely class", f"Kurakin et al., ICLR 2017; {THESIS}, Eq. 2.7",
-               {"eps": 0.04}, least_likely=True),
+               {"eps": 0.04, "ll": "lowest"}, least_likely=True),
     AttackKind("pgd", "steps signed-gradient steps of eps/steps, projected to the eps-ball and [0, 1], no random "
                "start", f"Madry et al., ICLR 2018; {THESIS}, Eq. 2.6", {"eps": 0.04, "steps": 10}),
     AttackKind("pgd_ll", "PGD towards the least likely class", f"Kurakin et al., ICLR 2017; {THESIS}, Eq. 2.8",
-               {"eps": 0.04, "steps": 10}, least_likely=True),
+               {"eps": 0.04, "steps": 10, "ll": "lowest"}, least_likely=True),
     AttackKind("mi_fgsm", "PGD on the accumulated L1-normalised gradient (momentum decay)",
                f"Dong et al., CVPR 2018; {THESIS}, §2.3.2.2", {"eps": 0.04, "steps": 10, "decay": 1.0}),
     AttackKind("cw_l2", "Carlini-Wagner L2: Adam in tanh space on ||delta||^2 + c * max(Z_t - max_{i!=t} Z_i, "
@@ -57,6 +60,47 @@ for _kind in (
 
 _INTS = {"steps"}
 _LIMITS = {"steps": (1, 10_000), "decay": (0.0, 1e6), "c": (1e-12, 1e12), "kappa": (0.0, 1e6), "lr": (1e-12, 1e3)}
+#: settings that take a word: ``ll`` is how the least likely class is chosen (:func:`corruptgen.attacks.least_likely`):
+#: ``lowest``, the class of lowest score (thesis §2.3.2.2, "the class that is given the lowest score"), or ``other``,
+#: the lowest among the classes other than the true one (torchattacks' least-likely mode)
+_WORDS = {"ll": ("lowest", "other")}
+#: settings every label names (the two readings of the thesis's CW "confidence" differ in them)
+_ALWAYS_NAMED = {"cw_l2": ("c", "kappa", "steps", "lr")}
+
+
+@dataclass(frozen=True)
+class Selection:
+    """One of the thesis's attack sets as it ran them: ``transfer`` attacks (crafted on a surrogate and stored:
+    ``corruptgen build adversarial --selection``) and ``whitebox`` ones (``corruptgen eval --attacks <name>``)."""
+
+    name: str
+    transfer: str
+    whitebox: str
+    where: str
+
+
+_ICCVW2019 = ",".join(f"{a}:eps=0.0025..0.025" for a in ("fgsm", "fgsm_ll", "pgd", "pgd_ll"))
+#: §3.3.3.1 (Table 3.4c): PGD and PGD_LL (ε = 0.04) and CW_2 are white-box, MI_FGSM (ε = 0.04, 0.08) is "the"
+#: black-box attack; §3.2.2 (Table 3.1): FGSM, FGSM-LL, PGD and LL-PGD "in both the black-box and white-box settings",
+#: ε from [0.005, 0.05] on [−1, 1] pixels, i.e. [0.0025, 0.025] on [0, 1].
+SELECTIONS: dict[str, Selection] = {
+    "eccvw2020": Selection("eccvw2020", "mi_fgsm:eps=0.04,mi_fgsm:eps=0.08", "pgd:eps=0.04,pgd_ll:eps=0.04,cw_l2",
+                           "§3.3.3.1, Table 3.4c"),
+    "iccvw2019": Selection("iccvw2019", _ICCVW2019, _ICCVW2019, "§3.2.2, Table 3.1"),
+}  # fmt: skip
+
+
+def whitebox_attacks(text: str | Sequence[str | AttackSpec]) -> tuple[AttackSpec, ...]:
+    """:func:`parse_attacks`, where a selection's name (``eccvw2020``) stands for its white-box attacks."""
+    items = [text] if isinstance(text, str) else list(text)
+    expanded: list[str | AttackSpec] = []
+    for item in items:
+        if isinstance(item, str):
+            tokens = [t.strip() for t in item.split(",")]
+            expanded.append(",".join(SELECTIONS[t].whitebox if t in SELECTIONS else t for t in tokens))
+        else:
+            expanded.append(item)
+    return parse_attacks(expanded)
 
 
 @dataclass(frozen=True)
@@ -96,8 +140,10 @@ class AttackSpec:
         return "_".join(parts)
 
     def label(self) -> str:
-        """The spec in ``--attacks`` syntax (``pgd:eps=0.04``)."""
-        shown = [f"{k}={_text(v)}" for k, v in self.params if k == "eps" or v != self.kind.defaults[k]]
+        """The spec in ``--attacks`` syntax: ε and the settings off their defaults (``pgd:eps=0.04``); CW-L2 names
+        every setting (``cw_l2:c=50:kappa=0:steps=40:lr=0.01``)."""
+        named = _ALWAYS_NAMED.get(self.name, ())
+        shown = [f"{k}={_text(v)}" for k, v in self.params if k == "eps" or k in named or v != self.kind.defaults[k]]
         return ":".join([self.name, *shown])
 
     def to_dict(self) -> dict[str, Any]:
@@ -161,7 +207,14 @@ def make_attack(name: str, **settings: Any) -> AttackSpec:
     params = []
     for key, default in kind.defaults.items():
         value = settings.get(key, default)
-        params.append((key, _eps(name, value) if key == "eps" else _number(name, key, value)))
+        if key == "eps":
+            params.append((key, _eps(name, value)))
+        elif key in _WORDS:
+            if value not in _WORDS[key]:
+                raise CorruptgenError(f"attack {name}: {key} must be one of {', '.join(_WORDS[key])}, got {value!r}")
+            params.append((key, value))
+        else:
+            params.append((key, _number(name, key, value)))
     return AttackSpec(name, tuple(params))
 
 

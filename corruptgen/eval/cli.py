@@ -220,7 +220,8 @@ def add_commands(sub) -> dict:
     p.add_argument("--no-clean", dest="clean", action="store_false", help="do not add the clean reference subset")
     p.add_argument("--attacks", default=None, metavar="ATTACK[:KEY=VALUE],...",
                    help="white-box attacks of each model on the clean subset, reported as subsets: fgsm, fgsm_ll, "
-                   "pgd, pgd_ll, mi_fgsm, cw_l2, e.g. pgd:eps=0.04,cw_l2 (eps on [0, 1] pixels)")  # fmt: skip
+                   "pgd, pgd_ll, mi_fgsm, cw_l2, e.g. pgd:eps=0.04,cw_l2 (eps on [0, 1] pixels); eccvw2020 or "
+                   "iccvw2019: the thesis's white-box list")  # fmt: skip
     p.add_argument("--out", default=None, help="output directory (default results/<build name>)")
     p.add_argument("--device", default="cpu", help="cpu or cuda[:N]")
     p.add_argument("--batch-size", type=positive_int, default=64)

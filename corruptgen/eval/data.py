@@ -23,7 +23,9 @@ import cv2
 import numpy as np
 
 from ..errors import CorruptgenError
-from ..io.layout import image_fields, shard_subset
+from ..io.decode import BadImageError
+from ..io.float_images import decode_npy, is_npy
+from ..io.layout import ARRAY_EXTENSIONS, image_fields, shard_subset
 from ..io.tarread import DEFAULT_LIMITS, Limits, ShardError, oversized
 from ..wording import counted, some
 
@@ -279,13 +281,16 @@ def _peek_fields(url: str) -> list[str]:
 def subset_dataset(sd: SubsetData, streaming: bool):
     """The ``datasets`` object reading one subset (IterableDataset when streaming, else an Arrow-backed Dataset)."""
     import datasets
-    from datasets import Features, Image, Json, Value, load_dataset
+    from datasets import Features, Image, Json, List, Value, load_dataset
 
     fields = _peek_fields(sd.files[0])
     imgs = image_fields(fields)
     if not imgs:
         raise CorruptgenError(f"subset {sd.name}: samples have no image ({', '.join(fields)})")
-    feats = {"__key__": Value("string"), "__url__": Value("string"), **{f: Image(decode=False) for f in imgs}}
+    arrays = [f for f in imgs if f.rsplit(".", 1)[-1].lower() in ARRAY_EXTENSIONS]  # npy: float32 (H, W, 3)
+    feats = {"__key__": Value("string"), "__url__": Value("string"),
+             **{f: List(List(List(Value("float32")))) if f in arrays else Image(decode=False)
+                for f in imgs}}  # fmt: skip
     if "json" in fields:
         feats["json"] = Json()
     if "cls" in fields:
@@ -300,6 +305,8 @@ def subset_dataset(sd: SubsetData, streaming: bool):
     finally:
         if was_enabled:
             datasets.enable_progress_bars()
+    if arrays and not hasattr(ds, "n_shards"):  # an Arrow-backed Dataset gives nested lists unless asked for arrays
+        ds = ds.with_format("numpy", columns=arrays, output_all_columns=True)
     return ds, imgs
 
 
@@ -318,7 +325,7 @@ def iter_samples(sd: SubsetData, ds, imgs: Sequence[str], *, limit: int | None =
         if limit is not None and i >= limit:
             return
         meta = ex.get("json") or {}
-        frames = [ex[f]["bytes"] if ex.get(f) else None for f in imgs]
+        frames = [_frame(ex.get(f)) for f in imgs]
         if any(b is None for b in frames):
             raise CorruptgenError(f"sample {ex['__key__']} of subset {sd.name} lacks an image ({', '.join(imgs)})")
         label = meta.get("label")
@@ -327,9 +334,25 @@ def iter_samples(sd: SubsetData, ds, imgs: Sequence[str], *, limit: int | None =
         yield Sample(sd.name, ex["__key__"], frames, meta, -1 if label is None else int(label))
 
 
-def decode_image(data: bytes, where: str = "", limits: Limits = DEFAULT_LIMITS) -> np.ndarray:
-    """Encoded bytes → HxWx3 uint8 RGB (OpenCV; greyscale is expanded to 3 channels), once the header's pixel count
-    is within ``limits`` (an empty or oversized image fails in one line, before OpenCV allocates anything)."""
+def _frame(value: Any) -> bytes | np.ndarray | None:
+    """A sample's image field as read by `datasets`: an encoded image's bytes, or an ``npy`` member's array."""
+    if value is None:
+        return None
+    if isinstance(value, dict):
+        return value.get("bytes")
+    return np.asarray(value, dtype=np.float32)
+
+
+def decode_image(data: bytes | np.ndarray, where: str = "", limits: Limits = DEFAULT_LIMITS) -> np.ndarray:
+    """Encoded bytes → HxWx3 uint8 RGB (OpenCV; greyscale is expanded to 3 channels); an ``npy`` member (its bytes
+    or array: float32 on [0, 1]) → HxWx3 float32 on [0, 255], the scale of uint8 pixels, without rounding (models
+    normalise ``x / 255`` either way). Only once the header's pixel count is within ``limits``: an empty or oversized
+    image fails in one line, before anything is allocated."""
+    if is_npy(data):
+        try:
+            return decode_npy(data, max_pixels=limits.max_pixels) * np.float32(255)
+        except BadImageError as e:
+            raise CorruptgenError(f"cannot decode image {where}: {e.reason}".strip()) from None
     why = limits.refuse_pixels(data)
     if why is not None:
         raise CorruptgenError(f"cannot decode image{f' {where}' if where else ''}: {why}")
@@ -341,9 +364,19 @@ def decode_image(data: bytes, where: str = "", limits: Limits = DEFAULT_LIMITS) 
 
 def fit_to(image: np.ndarray, size: int) -> np.ndarray:
     """Images already ``size``² pass through; others get the ImageNet eval protocol (PIL bilinear Resize(256/224 ·
-    size) + CenterCrop(size))."""
+    size) + CenterCrop(size)); a float image (``npy``) the same, channel by channel in PIL's float mode, unrounded."""
     if image.shape[0] == size and image.shape[1] == size:
         return image
     from ..preprocess import get_preprocess
 
-    return get_preprocess("imagenet").scaled(size)(image)
+    pre = get_preprocess("imagenet").scaled(size)
+    if image.dtype == np.uint8:
+        return pre(image)
+    from PIL import Image
+
+    from ..preprocess import center_crop
+
+    height, width = pre.resized_size(*image.shape[:2])
+    planes = [np.asarray(Image.fromarray(np.ascontiguousarray(image[..., c], dtype=np.float32)).resize(
+        (width, height), Image.Resampling.BILINEAR)) for c in range(3)]  # fmt: skip
+    return np.ascontiguousarray(center_crop(np.stack(planes, axis=-1), size, torchvision=True), dtype=np.float32)

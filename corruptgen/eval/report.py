@@ -181,7 +181,9 @@ def _group(rs: list[dict[str, Any]], out: Path, options) -> tuple[list[str], lis
     for i in order:
         r, s = rs[i], rs[i]["metrics"]["summary"]
         table.append([str(rank[i]), r["model"]["name"], _pct(s["clean_top1"]), _pct(s["mean_top1"]),
-                      _pct(s["mean_residual_robustness"]), _num(s["mean_app"]), _num(s["mean_consistency"]),
+                      _pct(s["mean_residual_robustness"]),
+                      thesis_tables.UNDEFINED if s["clean_top1"] == 0 else _num(s["mean_app"]),
+                      _num(s["mean_consistency"]),
                       *([_pct(prim[i])] if own else [])])  # fmt: skip
         srows.append([bench, r["model"]["name"], s["clean_top1"], s["mean_top1"], s["mean_residual_robustness"],
                       s["mean_app"], s["mean_consistency"], label, prim[i], rank[i]])  # fmt: skip

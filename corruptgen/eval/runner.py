@@ -44,6 +44,7 @@ from .metrics import MetricOptions, compute_metrics, detect_family
 from .metrics.vcr import map_to_16, probs_to_16
 from .predictions import TOPK, Predictions, build_predictions
 from .results import json_safe, slug, write_json
+from .thesis_adversarial import mark_surrogate
 from .whitebox import WhiteBox, attack_batch, classifiers, plan_whitebox
 
 RESULTS_FORMAT = 1
@@ -292,6 +293,7 @@ def evaluate(
             "metrics": compute_metrics(pred, family, options),
             "predictions": None,
         }  # fmt: skip
+        mark_surrogate(result, src.manifest, net)  # a transfer set evaluated on its own surrogate is white-box
         if out_dir is not None:
             if predictions:
                 ppath = out_dir / f"predictions-{slug(net.name)}.parquet"

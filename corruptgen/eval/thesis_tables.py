@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from .thesis_adversarial import ORDER as ADVERSARIAL_ORDER
 from .thesis_adversarial import adversarial_column
 from .thesis_ce import render_4_1
 
@@ -91,6 +92,7 @@ class Section:
     match: Match
     order: tuple[str, ...] = ()
     sources: tuple[str, ...] = ("subsets",)
+    mean: bool = True  # a mean column (3.4c has none: its white-box and black-box APPs are not averaged)
 
 
 SECTIONS: list[Section] = [
@@ -101,7 +103,7 @@ SECTIONS: list[Section] = [
     Section("3.2", "APP per corruption of §3.2 (family laugros, --selection iccvw2019)",
             among("laugros", TABLE_3_2_LABELS), tuple(TABLE_3_2_LABELS.values())),
     Section("3.4c", "APP per adversarial attack (white-box: eval --attacks; black-box: an adversarial build)",
-            adversarial_column),
+            adversarial_column, ADVERSARIAL_ORDER, mean=False),
 ]  # fmt: skip
 
 
@@ -143,6 +145,10 @@ def section_table(results: Sequence[dict[str, Any]], section: Section) -> dict[s
     return {"columns": columns, "models": models}
 
 
+#: an APP cell of a model whose clean accuracy is 0 (APP = acc_c / acc_clean, Eq. 2.2, has no value)
+UNDEFINED = "undefined (clean accuracy 0)"
+
+
 def _fmt(v: float | None, scale: float = 1.0, digits: int = 2) -> str:
     return "–" if v is None else f"{scale * v + 0.0:.{digits}f}"
 
@@ -169,13 +175,15 @@ def render(results: Sequence[dict[str, Any]], out: Path, table: Callable[[list[s
         )
         for m, e in models.items():
             first.setdefault(m, e["clean"])
-        header = ["model", *(["Clean %"] if show_clean else []), *t["columns"], "mean"]
+        header = ["model", *(["Clean %"] if show_clean else []), *t["columns"], *(["mean"] if s.mean else [])]
         rows = []
         for m, e in models.items():
             vals = [e["app"].get(c) for c in t["columns"]]
             known = [v for v in vals if v is not None]
-            rows.append([m, *([_fmt(e["clean"], 100, 1)] if show_clean else []), *map(_fmt, vals),
-                         _fmt(float(np.mean(known)) if known else None)])  # fmt: skip
+            undefined = e["clean"] == 0  # APP = acc / acc_clean has no value
+            cells = [UNDEFINED if undefined else _fmt(v) for v in vals]
+            mean = [UNDEFINED if undefined else _fmt(float(np.mean(known)) if known else None)] if s.mean else []
+            rows.append([m, *([_fmt(e["clean"], 100, 1)] if show_clean else []), *cells, *mean])
         lines += [f"### Table {s.key}: {s.title}", "", *table(header, rows)]
         path = out / f"thesis-{s.key}.csv"
         with open(path, "w", newline="") as f:

@@ -5,7 +5,9 @@ robustness = acc_clean − acc; Laugros, PhD thesis 2022, §3.3.3.1 and Table 3.
 The attacks are those of :mod:`corruptgen.attacks` (the adversarial family crafts its transfer sets with the same
 code), run in float32 on whole batches on the evaluation device. An image without a label is attacked away from the
 model's own clean decision (its accuracy is not counted either way). An ε range (``pgd:eps=0.0025..0.025``, the
-thesis's §3.2) is drawn per image from a generator seeded by the attack and the image's key.
+thesis's §3.2) is drawn per image from a generator seeded by the attack and the image's key. A selection's name
+stands for its white-box attacks (``--attacks eccvw2020``: PGD and PGD_LL at ε = 0.04 and CW-L2, §3.3.3.1;
+``iccvw2019``: FGSM, FGSM-LL, PGD and LL-PGD with ε per image, §3.2.2; :data:`corruptgen.attacks.SELECTIONS`).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from ..attacks import AttackSpec, Classifier, craft, differentiable, parse_attacks
+from ..attacks import AttackSpec, Classifier, craft, differentiable, whitebox_attacks
 from ..errors import CorruptgenError
 from ..models.loading import EvalModel
 from ..seeding import sample_rng
@@ -52,7 +54,7 @@ def plan_whitebox(
     out)."""
     if attacks is None or (not isinstance(attacks, str) and not attacks):
         return None
-    specs = parse_attacks(attacks)
+    specs = whitebox_attacks(attacks)
     if "clean" not in subsets:
         if built_clean:
             raise CorruptgenError("--attacks attacks the clean subset, which --no-clean leaves out: evaluate without "

@@ -11,8 +11,9 @@ from ..io.layout import image_field
 from ..models.labels import imagenet_source
 from ..reader import Build
 
-#: Shard field extension -> file extension (ImageNet's own files end in ``.JPEG``).
-EXTENSIONS = {"jpg": ".JPEG", "jpeg": ".JPEG", "png": ".png", "webp": ".webp"}
+#: Shard field extension -> file extension (ImageNet's own files end in ``.JPEG``; ``npy``: float32 arrays, written as
+#: they are stored).
+EXTENSIONS = {"jpg": ".JPEG", "jpeg": ".JPEG", "png": ".png", "webp": ".webp", "npy": ".npy"}
 CLASS_DIRS = ("auto", "wnid", "name", "index")
 
 

@@ -55,18 +55,25 @@ class AssetStore:
 
 
 def _thumbnail(data: bytes) -> bytes | None:
-    """A JPEG at most ``THUMB_SIDE`` px on its longer side (small images are kept at their size). The build's reader
-    has checked the declared pixels against the build's limit: PIL's own bomb warning is not printed."""
+    """A JPEG at most ``THUMB_SIDE`` px on its longer side (small images are kept at their size); a float image
+    (``npy``) is rounded to 8 bits for it. The build's reader has checked the declared pixels against the build's
+    limit: PIL's own bomb warning is not printed."""
     from PIL import Image, UnidentifiedImageError
 
+    from ..io.decode import BadImageError
+    from ..io.float_images import decode_npy, is_npy, to_uint8
+
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
-            with Image.open(io.BytesIO(data)) as im:
-                if im.format not in _EXTENSIONS:
-                    return None
-                rgb = im.convert("RGB")
-    except (UnidentifiedImageError, Image.DecompressionBombError, OSError, ValueError):
+        if is_npy(data):
+            rgb = Image.fromarray(to_uint8(decode_npy(data)))
+        else:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+                with Image.open(io.BytesIO(data)) as im:
+                    if im.format not in _EXTENSIONS:
+                        return None
+                    rgb = im.convert("RGB")
+    except (UnidentifiedImageError, Image.DecompressionBombError, OSError, ValueError, BadImageError):
         return None
     rgb.thumbnail((THUMB_SIDE, THUMB_SIDE), Image.Resampling.LANCZOS)
     out = io.BytesIO()

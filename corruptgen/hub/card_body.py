@@ -12,6 +12,7 @@ from typing import Any
 
 from ..invocation import FLAGS, command
 from ..invocation import record as invocation_record
+from ..io.facts import flag_counts
 from ..io.shown import shown_path
 from ..reader import Build
 from .card_scan import ScanResult, walk_hashes
@@ -112,7 +113,24 @@ def _subsets_table(build: Build) -> str:
     empty = [n for n in build.subset_names() if n not in configs]
     if empty:
         notes.append(f"Subsets without any sample (no config): {', '.join(empty)}.")
-    return "\n".join(rows) + "\n\n" + " ".join(notes)
+    return "\n".join(rows) + "\n\n" + " ".join(notes) + _fooled_table(build)
+
+
+def _fooled_table(build: Build) -> str:
+    """Per adversarial subset, the share of stored images the surrogate misclassifies and of those stored identical to
+    their clean twin (from the shard facts; empty for builds without them)."""
+    fooled = flag_counts(build.manifest, "fooled_surrogate")
+    if not fooled:
+        return ""
+    same, wrong = (flag_counts(build.manifest, flag) for flag in ("stored_unchanged", "surrogate_wrong_clean"))
+    rows = ["| subset | fooled the surrogate | already wrong on the clean image | stored identical to clean |",
+            "|---|---:|---:|---:|"]  # fmt: skip
+    for name, (n, total) in fooled.items():
+        cells = [f"{counts[name][0]:,}" if name in counts else "?" for counts in (wrong, same)]
+        rows.append(f"| `{name}` | {n:,} of {total:,} ({n / total:.0%}) | {cells[0]} | {cells[1]} |")
+    return ("\n\nThe surrogate's decision on each *stored* image (`params.fooled_surrogate`: its top-1 is not the "
+            "class attacked; `params.surrogate_wrong_clean`: nor was it on the clean image; an image identical to its "
+            "clean twin says why in `params.unchanged_reason`):\n\n" + "\n".join(rows))  # fmt: skip
 
 
 def _source_text(source: dict[str, Any]) -> str:
@@ -234,10 +252,12 @@ def _loading(build: Build, repo_id: str | None, schemas: dict[str, SubsetSchema]
     repo = repo_id or "<user>/<repo>"
     split = build.split
     default = build.default_config()
-    images = [f for f, k in schemas[default].fields.items() if k == "image"] or ["jpg"]
+    images = [f for f, k in schemas[default].fields.items() if k in ("image", "array")] or ["jpg"]
     image_field = images[0]
     image_text = f"`<key>.{images[0]}`" if len(images) == 1 else (
         f"`<key>.{images[0]}` … `<key>.{images[-1]}` ({len(images)} frames)")  # fmt: skip
+    if schemas[default].fields.get(image_field) == "array":
+        image_text += " (a float32 (H, W, 3) array on [0, 1]: `datasets` reads nested lists, `numpy.load` the file)"
     has_cls = "cls" in schemas[default].fields
     sample_line = f'row["{image_field}"], row["json"]["params"]' + (', row["cls"]' if has_cls else "")
     cls_text = " + `<key>.cls` (class index, -1 when unknown)" if has_cls else ""

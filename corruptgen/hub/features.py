@@ -2,7 +2,8 @@
 
 `datasets` infers a WebDataset schema from the first 5 samples of the first tar only (its WebDataset builder), and
 the ``params`` of a corruption differ per subset and sometimes per sample, so the card declares the features of every
-config, in the datasets YAML encoding (§1.3), written without importing `datasets`: jpg/png/webp → ``image``, cls →
+config, in the datasets YAML encoding (§1.3), written without importing `datasets`: jpg/png/webp → ``image``, npy
+(float32 (H, W, 3) arrays, which `datasets` decodes itself, never unpickling) → nested lists of ``float32``, cls →
 ``int64`` (or a ``ClassLabel``), json → ``struct``. The json type is unified over every sample (recorded while
 rendering, :mod:`corruptgen.io.facts`, or read here from shards that lack the record): int+float → float64, null+T → T,
 lists by element; a value with no single Arrow type (a list mixing numbers and lists, or a field that is a number here
@@ -36,7 +37,10 @@ _TEXT_EXTENSIONS = ("txt", "text")
 _INT_EXTENSIONS = ("cls", "cls2", "index", "inx", "id")
 _JSON_EXTENSIONS = ("json", "jsn")
 _COMMON_IMAGES = frozenset({"jpg", "jpeg", "png", "webp"})  # in datasets' list; others are looked up there
-_KNOWN_NOT_IMAGES = frozenset(_TEXT_EXTENSIONS + _INT_EXTENSIONS + _JSON_EXTENSIONS)
+_ARRAY_EXTENSIONS = ("npy",)  # float32 (H, W, 3) images on [0, 1] (corruptgen.io.float_images)
+_KNOWN_NOT_IMAGES = frozenset(_TEXT_EXTENSIONS + _INT_EXTENSIONS + _JSON_EXTENSIONS + _ARRAY_EXTENSIONS)
+#: the declared feature of an ``array`` field: (H, W, 3) float32 as nested lists (any size; `datasets` infers the same)
+ARRAY_FEATURE = {"list": {"list": {"list": "float32"}}}
 _DTYPES = {"bool": "bool", "int": "int64", "float": "float64", "str": "string"}
 
 
@@ -68,8 +72,11 @@ def _image_extensions() -> set[str]:
 
 
 def field_kind(field_name: str) -> str | None:
-    """How `datasets`' WebDataset builder reads a member suffix: image, int, json, text, or None (not declared)."""
+    """How `datasets`' WebDataset builder reads a member suffix: image, array (``npy``: a float image), int, json,
+    text, or None (not declared)."""
     ext = field_name.rsplit(".", 1)[-1].lower()
+    if ext in _ARRAY_EXTENSIONS:
+        return "array"
     if ext in _COMMON_IMAGES or (ext not in _KNOWN_NOT_IMAGES and ext in _image_extensions()):
         return "image"
     if ext in _INT_EXTENSIONS:
@@ -114,6 +121,8 @@ class SubsetSchema:
         for name, kind in self.fields.items():
             if kind == "image":
                 out.append({"name": name, "dtype": "image"})
+            elif kind == "array":
+                out.append({"name": name, **ARRAY_FEATURE})
             elif kind == "int" and name == "cls" and names:
                 out.append({"name": name, "dtype": {"class_label": {"names": names}}})
             elif kind in ("int", "text"):

@@ -26,16 +26,25 @@ def _decode_tile(fields: dict[str, bytes | None], tile: int):
     the declared pixels against the build's limit before: PIL's own bomb warning is not shown."""
     from PIL import Image
 
-    images = sorted(f for f, data in fields.items() if data is not None and field_kind(f) == "image")
+    images = sorted(f for f, data in fields.items() if data is not None and field_kind(f) in ("image", "array"))
     if not images:
         return None
     chosen = images[len(images) // 2]  # a sequence (000.jpg ...) shows its middle frame
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
-            img = Image.open(io.BytesIO(fields[chosen])).convert("RGB")
-    except (OSError, ValueError, Image.DecompressionBombError):  # truncated or corrupt image data
-        return None
+    if field_kind(chosen) == "array":  # a float image (npy), rounded to 8 bits for the figure only
+        from ..io.decode import BadImageError
+        from ..io.float_images import decode_npy, to_uint8
+
+        try:
+            img = Image.fromarray(to_uint8(decode_npy(fields[chosen])))
+        except BadImageError:
+            return None
+    else:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+                img = Image.open(io.BytesIO(fields[chosen])).convert("RGB")
+        except (OSError, ValueError, Image.DecompressionBombError):  # truncated or corrupt image data
+            return None
     img.thumbnail((tile, tile))
     return img
 

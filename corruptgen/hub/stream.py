@@ -80,7 +80,7 @@ def _holds_sequences(url: str) -> bool:
     except (OSError, tarfile.TarError) as e:
         raise CorruptgenError(f"cannot read shard {url}: {type(e).__name__}: {e}") from None
     field = split_member(first.name)[1] if first is not None else None
-    return field is not None and field_kind(field) == "image" and "." in field
+    return field is not None and field_kind(field) in ("image", "array") and "." in field
 
 
 def share(total: int, parts: int, balance: str) -> list[int]:
@@ -222,13 +222,33 @@ class _Shuffle:
 
 class _Assemble:
     """A decoded sample dict → (image, label, meta). Sequences (``000.jpg``, ``001.jpg``, ...) become stacked
-    frames; padding samples carry ``meta["padding"] = True``."""
+    frames; padding samples carry ``meta["padding"] = True``. An ``npy`` member (float32 (H, W, 3) on [0, 1], decoded
+    by webdataset without unpickling) is checked, and becomes a (3, H, W) tensor with ``decode="torch"``; it stays a
+    float32 array otherwise."""
 
     def __init__(self, how: str) -> None:
         self.how = how
 
+    def _array(self, value: Any, where: str) -> Any:
+        from ..io.decode import BadImageError
+        from ..io.float_images import decode_npy
+
+        try:
+            image = decode_npy(value)
+        except BadImageError as e:
+            raise CorruptgenError(f"{where}: {e.reason}") from None
+        if self.how == "torch":
+            import torch
+
+            return torch.from_numpy(image).permute(2, 0, 1)
+        return image
+
     def __call__(self, sample: dict) -> tuple[Any, int, dict]:
-        images = sorted(k for k in sample if not k.startswith("__") and field_kind(k) == "image")
+        kinds = {k: field_kind(k) for k in sample if not k.startswith("__")}
+        images = sorted(k for k, kind in kinds.items() if kind in ("image", "array"))
+        for k in images:
+            if kinds[k] == "array":
+                sample[k] = self._array(sample[k], f"sample {sample.get('__key__')} in {sample.get('__url__')}")
         if not images:
             raise CorruptgenError(f"sample {sample.get('__key__')} in {sample.get('__url__')} has no image")
         meta = dict(sample.get("json") or {})
@@ -330,7 +350,9 @@ def torch_loader(
 
     Each batch is ``(images, labels, metas)``: with ``decode="torch"`` images are float tensors ``(B, 3, H, W)`` in
     [0, 1] (sequences: ``(B, T, 3, H, W)``), ``"numpy"`` uint8 ``(B, H, W, 3)``, ``"pil"`` a list of PIL images,
-    ``"raw"`` the encoded bytes; labels an int64 tensor (-1 when unknown); metas the list of sample json dicts.
+    ``"raw"`` the encoded bytes; labels an int64 tensor (-1 when unknown); metas the list of sample json dicts. A
+    build stored with ``--format npy`` holds float32 arrays on [0, 1]: ``"torch"`` gives the same float tensors
+    (unrounded), the other modes float32 ``(H, W, 3)`` arrays (``"numpy"`` stacked).
 
     A batch holds single images or sequences of one subset, never both; batches are full except the last of each
     group (all single-image subsets form one group, each sequence subset its own), and ``len(loader)`` is the exact

@@ -1,4 +1,5 @@
-"""Sample field encoding: images (deterministic JPEG / PNG / WebP bytes) and canonical JSON metadata."""
+"""Sample field encoding: images (deterministic JPEG / PNG / WebP bytes, or float32 ``.npy`` arrays) and canonical JSON
+metadata."""
 
 from __future__ import annotations
 
@@ -10,12 +11,15 @@ import cv2
 import numpy as np
 from PIL import Image
 
-__all__ = ["JsonRecord", "dump_json", "encode_fields", "encode_image"]
+__all__ = ["JsonRecord", "dump_json", "encode_fields", "encode_image", "encode_npy"]
 
 
 def encode_image(image: np.ndarray, fmt: str = "jpg", quality: int = 85) -> bytes:
     """Encode an HxWx3 uint8 RGB array deterministically: baseline JPEG (libjpeg-turbo via OpenCV, standard IJG
-    tables scaled by ``quality``, 4:2:0; pixel-identical to PIL's ``save(quality=q)``), lossless PNG or lossy WebP."""
+    tables scaled by ``quality``, 4:2:0; pixel-identical to PIL's ``save(quality=q)``), lossless PNG or lossy WebP;
+    or, for ``npy``, a float32 HxWx3 array on [0, 1] (a uint8 image as ``image / 255``) in NumPy's ``.npy`` format."""
+    if fmt == "npy":
+        return encode_npy(image)
     if fmt == "jpg":
         ok, buf = cv2.imencode(".jpg", cv2.cvtColor(image, cv2.COLOR_RGB2BGR), [cv2.IMWRITE_JPEG_QUALITY, int(quality)])
         if not ok:
@@ -29,6 +33,18 @@ def encode_image(image: np.ndarray, fmt: str = "jpg", quality: int = 85) -> byte
         pil.save(buf, format="WEBP", quality=quality, method=4)
     else:
         raise ValueError(f"unknown image format {fmt!r}")
+    return buf.getvalue()
+
+
+def encode_npy(image: np.ndarray) -> bytes:
+    """An HxWx3 image as ``.npy`` bytes of float32 on [0, 1]: uint8 as ``image / 255`` (rounded once, from float64),
+    float32 as it is (finite, on [0, 1]; anything else is a programming error)."""
+    if image.dtype == np.uint8:
+        image = (image.astype(np.float64) / 255).astype(np.float32)
+    elif image.dtype != np.float32 or not np.isfinite(image).all() or image.min() < 0 or image.max() > 1:
+        raise ValueError(f"npy images are float32 on [0, 1], got {image.dtype}")
+    buf = io.BytesIO()
+    np.lib.format.write_array(buf, np.ascontiguousarray(image), allow_pickle=False)
     return buf.getvalue()
 
 

@@ -2,7 +2,10 @@
 
 Each shard record of the manifest gets ``facts``: ``fields`` (the member suffixes, e.g. ``["cls", "json", "png"]``),
 ``json`` (the JSON type of its sample metadata as a compact signature, see :func:`signature`) and, when its samples
-have class labels, ``labels``: the largest class index and whether any sample names its class. Facts depend only on
+have class labels, ``labels``: the largest class index and whether any sample names its class; when samples record
+boolean parameters, ``flags``: per such parameter, the number of samples where it is true (the adversarial family's
+``fooled_surrogate`` and ``stored_unchanged``: the card's fooled fraction, the build's note on images stored identical
+to their clean twin). Facts depend only on
 the shard's own samples, so a shard records the same facts however the build was run (fresh, resumed, incremental).
 
 A JSON type (``JType``) is a tuple: ``("null",)``, ``("bool",)``, ``("int",)``, ``("float",)``, ``("str",)``,
@@ -122,6 +125,7 @@ class ShardFacts:
         self.named = False
         self._fixed = fixed or {}
         self._fixed_types = {key: type_of(value) for key, value in self._fixed.items()}
+        self.flags: dict[str, int] = {}
 
     def add(self, values: dict[str, Any]) -> None:
         """One sample json, ``{**fixed, **values}``: ``values`` are the sample's own members."""
@@ -130,6 +134,11 @@ class ShardFacts:
             t = _SCALARS.get(type(value))
             fields[key] = t if t is not None else type_of(value)
         self.type = unify(self.type, ("struct", fields))
+        params = values.get("params")
+        if isinstance(params, dict):
+            for key, value in params.items():
+                if type(value) is bool:
+                    self.flags[key] = self.flags.get(key, 0) + value
         meta = values if "label" in values else {**self._fixed, **values}
         label = meta.get("label")
         if type(label) is int and label >= 0:
@@ -141,4 +150,24 @@ class ShardFacts:
         out: dict[str, Any] = {"fields": list(fields), "json": signature(self.type)}
         if self.max_label is not None:
             out["labels"] = {"max": self.max_label, "named": self.named}
+        if self.flags:
+            out["flags"] = dict(sorted(self.flags.items()))
         return out
+
+
+def flag_counts(manifest: dict[str, Any], flag: str) -> dict[str, tuple[int, int]]:
+    """``{subset: (samples where params.<flag> is true, samples)}`` from the shard facts of a manifest, for the subsets
+    whose every shard recorded the flag."""
+    out: dict[str, tuple[int, int]] = {}
+    missing: set[str] = set()
+    for record in (manifest.get("shards") or {}).values():
+        if not isinstance(record, dict) or not record.get("samples"):
+            continue
+        subset, flags = record.get("subset"), (record.get("facts") or {}).get("flags") or {}
+        count = flags.get(flag)
+        if not isinstance(subset, str) or not isinstance(count, int):
+            missing.add(str(subset))
+            continue
+        true, total = out.get(subset, (0, 0))
+        out[subset] = (true + count, total + int(record["samples"]))
+    return {k: v for k, v in out.items() if k not in missing}

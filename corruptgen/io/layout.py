@@ -1,6 +1,6 @@
 """Where things live in a build, defined once: ``data/<subset>/<split>-<chunk>.tar`` shards holding WebDataset
-samples whose members are ``<key>.<field>`` (``jpg``/``png``/``webp`` image or ``000.jpg``... frames, ``json``
-metadata, ``cls`` label)."""
+samples whose members are ``<key>.<field>`` (``jpg``/``png``/``webp`` image, ``npy`` float32 array, or ``000.jpg``...
+frames, ``json`` metadata, ``cls`` label)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,9 @@ SHARD_GLOB = f"{DATA_DIR}/*/*.tar"
 #: File extensions read as images: image files of a folder source, image members of a WebDataset sample (builds
 #: write ``jpg``, ``png`` or ``webp``; readers take what other writers use too).
 IMAGE_EXTENSIONS = frozenset({"jpg", "jpeg", "png", "webp", "bmp", "tif", "tiff", "ppm", "pgm", "gif"})
+#: Image members of a build that are arrays, not encoded images: ``npy`` (float32 (H, W, 3) on [0, 1],
+#: :mod:`corruptgen.io.float_images`). Not read as images from sources.
+ARRAY_EXTENSIONS = frozenset({"npy"})
 _IMAGE_FIELD = re.compile(r"^(?:(?P<frame>.+)\.)?(?P<ext>[^.]+)$")
 
 
@@ -29,10 +32,10 @@ def shard_subset(relpath: str) -> str | None:
 
 
 def image_field(field: str) -> tuple[str | None, str] | None:
-    """``(frame or None, lower-case extension)`` when a sample field is an image (``jpg``, or the frame ``000.jpg`` of a
-    sequence), else ``None``."""
+    """``(frame or None, lower-case extension)`` when a sample field is an image (``jpg``, ``npy``, or the frame
+    ``000.jpg`` of a sequence), else ``None``."""
     match = _IMAGE_FIELD.match(field)
-    if match is None or match["ext"].lower() not in IMAGE_EXTENSIONS:
+    if match is None or (match["ext"].lower() not in IMAGE_EXTENSIONS and match["ext"].lower() not in ARRAY_EXTENSIONS):
         return None
     return match["frame"], match["ext"].lower()
 

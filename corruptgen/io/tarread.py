@@ -26,6 +26,7 @@ from typing import IO, Any
 
 from ..errors import CorruptgenError
 from .decode import DEFAULT_MAX_BYTES, DEFAULT_MAX_PIXELS, BadImageError, image_size
+from .float_images import is_npy, npy_size
 from .layout import image_field, split_member
 from .regular import NotRegularError, open_regular
 
@@ -76,7 +77,7 @@ class Limits:
         """Why encoded image bytes are not decoded, from their header alone: empty, not an image of an accepted
         format, or more pixels than :attr:`max_pixels`."""
         try:
-            w, h = image_size(data)
+            w, h = npy_size(data) if is_npy(data) else image_size(data)
         except BadImageError as e:
             return e.reason
         if w * h > self.max_pixels:

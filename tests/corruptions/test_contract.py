@@ -35,6 +35,10 @@ def _uses() -> dict[str, list[tuple]]:
             plans += [bench.plan(subsets="all", difficulty=d) for d in (2, 3)]
         if name == "vcr":
             plans.append(bench.plan(subsets="all", delta_v="param"))
+        if name == "adversarial":  # the selections' subsets are transfer sets; one subset of every attack too
+            from corruptgen.attacks import ATTACKS
+
+            plans.append(bench.plan(attacks=",".join(ATTACKS.names()), **ALL_OPTIONS[name]))
         for plan in plans:
             for subset in plan.subsets:
                 if subset.corruption:

@@ -62,7 +62,7 @@ def test_attacks_are_subsets_with_app_and_rr(make_build, small_photos, model, tm
         assert row["app"] == pytest.approx(row["top1"]) and row["residual_robustness"] == pytest.approx(1 - row["top1"])
     assert rows["whitebox_pgd_eps0_04"]["top1"] < 1.0
     assert result["metrics"]["summary"]["corrupted_subsets"] == 1  # attacks are rows of their own
-    assert result["eval"]["attacks"] == ["pgd:eps=0.04", "fgsm_ll:eps=0.02", "cw_l2:steps=5"]
+    assert result["eval"]["attacks"] == ["pgd:eps=0.04", "fgsm_ll:eps=0.02", "cw_l2:c=50:kappa=0:steps=5:lr=0.01"]
     # the recorded decisions are the model's on the attacked clean images (unlabelled: its own decision attacked)
     pred = Predictions.from_parquet(tmp_path / "res" / result["predictions"])
     (pgd,) = parse_attacks("pgd:eps=0.04")
@@ -71,7 +71,7 @@ def test_attacks_are_subsets_with_app_and_rr(make_build, small_photos, model, tm
     got = dict(zip(pred.key[rows_pgd].tolist(), pred.top1[rows_pgd].tolist(), strict=True))
     assert [got[n] for n in names] == expected
     report = (tmp_path / "res" / "report.md").read_text()
-    assert "Table 3.4c" in report and "pgd ε=0.04 (white-box)" in report
+    assert "Table 3.4c" in report and "| pgd ε=0.04 | fgsm_ll ε=0.02 (white-box) | cw_l2 steps5 (white-box) |" in report
 
 
 @pytest.mark.parametrize(("args", "message"), [
@@ -98,6 +98,16 @@ def test_a_build_without_clean_is_refused(make_build, small_photos, tmp_path, ca
     assert code == 2 and "has none (it was built with --no-clean)" in err and len(err.splitlines()) == 1
     assert "evaluate without" not in err, err  # this eval passed no --no-clean: the hint names only the build's
     assert not (tmp_path / "res").exists()
+
+
+def test_a_selection_name_is_its_white_box_attacks(make_build, small_photos, model):
+    """``--attacks eccvw2020`` is §3.3.3.1's white-box list (PGD and PGD_LL at ε = 0.04, CW_2 with c = 50, κ = 0 and 40
+    iterations), printed as Table 3.4c's white-box columns."""
+    build = make_build("syn2nat", {"clean": classify_samples(small_photos, "syn2nat", "clean", names=["coffee"])})
+    result = evaluate(build, [model], attacks="eccvw2020", report=False, predictions=False).results[0]
+    assert result["eval"]["attacks"] == ["pgd:eps=0.04", "pgd_ll:eps=0.04", "cw_l2:c=50:kappa=0:steps=40:lr=0.01"]
+    assert list(result["metrics"]["subsets"]) == ["clean", "whitebox_pgd_eps0_04", "whitebox_pgd_ll_eps0_04",
+                                                  "whitebox_cw_l2"]  # fmt: skip
 
 
 def test_whitebox_on_the_default_model(make_build, tmp_path):

@@ -76,3 +76,48 @@ def test_one_more_section_is_one_entry(tmp_path):
                                     [*thesis_tables.SECTIONS, attack])  # fmt: skip
     assert "### Table 3.4c: APP per adversarial attack" in lines
     assert "m | 0.25 | 0.50 | 0.38" in lines  # cw_l2's APP from its top-1 and the clean accuracy
+
+
+def _attacks(model: str, benchmark: str, top1: dict[str, float], whitebox: bool, surrogate: bool = False) -> dict:
+    names = {n: ("whitebox/" if whitebox else "") + n.removeprefix("whitebox_").split("_eps")[0] for n in top1}
+    result = _result(model, benchmark, {"clean": 0.8, **top1}, names)
+    for name, row in result["metrics"]["subsets"].items():
+        if surrogate and name != "clean":
+            row["on_surrogate"] = True
+    return result
+
+
+def test_table_3_4c_has_the_thesis_columns_in_its_order(tmp_path):
+    """Table 3.4c: white-box PGD, PGD_LL (ε = 0.04) and CW_2, black-box MI_FGSM (ε = 0.04, 0.08), headed as the
+    thesis prints them, no mean over them; any other attack or setting says which it is."""
+    white = {"whitebox_cw_l2": 0.4, "whitebox_pgd_ll_eps0_04": 0.2, "whitebox_pgd_eps0_04": 0.0,
+             "whitebox_mi_fgsm_eps0_04": 0.1}  # fmt: skip
+    black = {"mi_fgsm_eps0_08": 0.6, "mi_fgsm_eps0_04": 0.4, "pgd_eps0_04": 0.5}
+    results = [_attacks("r50", "adversarial", black, False), _attacks("r50", "syn2nat", white, True)]
+    lines, _ = thesis_tables.render(results, tmp_path, lambda h, r: [" | ".join(h), *(" | ".join(x) for x in r)],
+                                    [s for s in thesis_tables.SECTIONS if s.key == "3.4c"])  # fmt: skip
+    header = next(line for line in lines if line.startswith("model"))
+    assert header == ("model | Clean % | pgd ε=0.04 | pgd_ll ε=0.04 | cw_l2 | mi_fgsm ε=0.04 | mi_fgsm ε=0.08 | "
+                      "pgd ε=0.04 (black-box) | mi_fgsm ε=0.04 (white-box)")  # fmt: skip
+    assert "r50 | 80.0 | 0.00 | 0.25 | 0.50 | 0.50 | 0.75 | 0.62 | 0.12" in lines
+
+
+def test_transfer_columns_of_the_surrogate_itself_say_so(tmp_path):
+    """A transfer set evaluated on the model it was crafted on is a white-box attack for that model."""
+    results = [_attacks("surrogate", "adversarial", {"mi_fgsm_eps0_04": 0.2}, False, surrogate=True),
+               _attacks("other", "adversarial", {"mi_fgsm_eps0_04": 0.6}, False)]  # fmt: skip
+    write_report(results, tmp_path)
+    md = (tmp_path / "report.md").read_text()
+    c = md[md.index("### Table 3.4c") :]
+    assert "| model | Clean % | mi_fgsm ε=0.04 | mi_fgsm ε=0.04 (crafted on this model: white-box) |" in c
+    assert "| surrogate | 80.0 | – | 0.25 |" in c and "| other | 80.0 | 0.75 | – |" in c
+
+
+def test_app_is_undefined_when_clean_accuracy_is_0(tmp_path):
+    result = _result("blind", "laugros", {"clean": 0.0, "rotation": 0.0})
+    result["metrics"]["summary"]["clean_top1"] = 0.0
+    write_report([result], tmp_path)
+    md = (tmp_path / "report.md").read_text()
+    assert "| blind | 0.0 | undefined (clean accuracy 0) | undefined (clean accuracy 0) |" in md
+    summary = md[md.index("### Summary") : md.index("### Top-1")]
+    assert "undefined (clean accuracy 0)" in summary

@@ -1,17 +1,20 @@
 """Transfer (black-box) adversarial sets of Laugros's thesis, crafted on a surrogate model.
 
-Selections (``--selection``):
+Selections (``--selection``), the thesis's transfer attacks as it ran them (:data:`corruptgen.attacks.SELECTIONS`;
+their white-box attacks are ``corruptgen eval --attacks <selection>``):
 
-* ``eccvw2020`` (default; thesis §3.3.3.1, the M-TLAT benchmark): PGD and LL-PGD at ε = 0.04, MI-FGSM at ε = 0.04
-  and 0.08 (10 iterations each, MI-FGSM decay 1) and Carlini–Wagner L2 (40 iterations, c = 50);
-* ``iccvw2019`` (thesis §3.2): FGSM, LL-FGSM, PGD and LL-PGD (10 iterations) with ε drawn per sample uniformly from
-  [0.0025, 0.025] — the thesis's 0.005–0.05 is on pixels in [−1, 1], halved here for pixels in [0, 1].
+* ``eccvw2020`` (default; thesis §3.3.3.1, Table 3.4c): MI-FGSM at ε = 0.04 and 0.08 (10 iterations, decay 1), "the"
+  black-box attack there (PGD, PGD_LL and CW_2 are its white-box attacks);
+* ``iccvw2019`` (thesis §3.2.2, Table 3.1): FGSM, LL-FGSM, PGD and LL-PGD (10 iterations) with ε drawn per sample
+  uniformly from [0.0025, 0.025] — the thesis's 0.005–0.05 is on pixels in [−1, 1], halved here for pixels in [0, 1].
 
 ``--attacks`` builds any list of attacks instead (``pgd:eps=0.02,cw_l2``, see :mod:`corruptgen.attacks.spec`);
 ``--subsets`` picks among the subsets of both selections. ``--surrogate`` is any model
 :func:`corruptgen.models.load_model` loads (default ``efficientnet_lite0``); its spec and weights' sha256 are part of
-every subset's options, so of the plan id, the manifest and the card. Images are stored as PNG unless ``--format``
-asks otherwise: JPEG at quality 85 destroys an ε = 0.04 perturbation.
+every subset's options, so of the plan id, the manifest and the card. Images are resized to 224×224 first, the
+thesis's only pre-processing (§3.3.3.2; the ``laugros`` family's, so Tables 3.4b and 3.4c share one clean set).
+They are stored as 8-bit PNG unless ``--format`` asks otherwise: ``npy`` stores the attack's float result (float32
+on [0, 1]); JPEG at quality 85 destroys an ε = 0.04 perturbation.
 
 ``--labels`` (as ``corruptgen eval``'s): an attack moves away from a sample's label on the surrogate, which means
 something only when the source's labels index the surrogate's classes. ``check`` (the default) refuses, before any
@@ -22,11 +25,13 @@ surrogate's own clean decision, as for an unlabelled source.
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from collections.abc import Sequence
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
+from ...attacks.spec import SELECTIONS as ATTACK_SELECTIONS
 from ...attacks.spec import AttackSpec, parse_attacks
 from ...errors import CorruptgenError
 from ...family import CLEAN, Benchmark, Grid, Option, register_benchmark
@@ -41,15 +46,16 @@ if TYPE_CHECKING:
 CITE = ("A. Laugros. Robustness of Neural Networks to Synthetic Corruptions and Adversarial Attacks. PhD thesis, "
         "Université Grenoble Alpes, 2022 (§2.3.2.2, §3.2, §3.3.3.1); Laugros, Caplier, Ospici, ICCV Workshops 2019 "
         "and ECCV Workshops 2020.")  # fmt: skip
-SELECTIONS = {
-    "eccvw2020": "pgd:eps=0.04,pgd_ll:eps=0.04,mi_fgsm:eps=0.04,mi_fgsm:eps=0.08,cw_l2",
-    "iccvw2019": ",".join(f"{a}:eps=0.0025..0.025" for a in ("fgsm", "fgsm_ll", "pgd", "pgd_ll")),
-}
+#: selection -> its transfer attacks (the white-box ones are ``corruptgen eval --attacks <selection>``)
+SELECTIONS = {name: selection.transfer for name, selection in ATTACK_SELECTIONS.items()}
+#: the storage formats: 8-bit PNG (default), float32 arrays, and the lossy ones (with a warning)
+FORMATS = ("png", "npy", "jpg", "webp")
 DEFAULT_SELECTION = "eccvw2020"
 OPTIONS = (
     Option("surrogate", "model the transfer attacks are crafted on (default efficientnet_lite0; module:attr, "
            "torchscript:<file>, timm:<name>)"),
-    Option("selection", f"named attack set: {', '.join(SELECTIONS)} (default {DEFAULT_SELECTION})"),
+    Option("selection", f"the thesis's transfer attacks: {', '.join(SELECTIONS)} (default {DEFAULT_SELECTION}: MI-FGSM "
+           "at eps 0.04 and 0.08; their white-box attacks are `eval --attacks <selection>`)"),
     Option("attacks", "attacks to craft instead, e.g. pgd:eps=0.02,mi_fgsm:eps=0.08,cw_l2"),
     Option("labels", "check (default): refuse source labels that are not the surrogate's classes; match: they are; "
            "ignore: attack the surrogate's own clean decisions"),
@@ -151,12 +157,20 @@ class Adversarial(Benchmark):
 
     def plan(self, *, source: SourceSpec | str = "samples", subsets=None, clean: bool = True,
              preprocess: str | None = None, size: int | None = None, **options: Any) -> Plan:  # fmt: skip
-        """As :meth:`Benchmark.plan`; a lossy ``--format`` is built when asked for, with a one-line warning."""
+        """As :meth:`Benchmark.plan`, with the build's storage in every attack's options (the attack stores float32
+        for ``npy``, else 8 bits, and measures what a reader decodes); a lossy ``--format`` is built when asked for,
+        with a one-line warning."""
         fmt = options.get("image_format")
         if fmt in ("jpg", "webp"):
             print(f"corruptgen: warning: --format {fmt} is lossy: it changes adversarial perturbations (an ε = 0.04 "
                   "one does not survive JPEG quality 85); the default png keeps them", file=sys.stderr)  # fmt: skip
-        return super().plan(source=source, subsets=subsets, clean=clean, preprocess=preprocess, size=size, **options)
+        plan = super().plan(source=source, subsets=subsets, clean=clean, preprocess=preprocess, size=size, **options)
+        codec = (("image_format", plan.image_format),)
+        if plan.image_format in ("jpg", "webp"):
+            codec += (("quality", plan.quality),)
+        chosen = tuple(dataclasses.replace(s, options=tuple(sorted((*s.options, *codec)))) if s.corruption else s
+                       for s in plan.subsets)  # fmt: skip
+        return dataclasses.replace(plan, subsets=chosen)
 
 
 @register_benchmark("adversarial")
@@ -167,4 +181,4 @@ def adversarial() -> Adversarial:
     return Adversarial(name="adversarial", title="Adversarial transfer sets", cite=CITE,
                        subsets={"clean": CLEAN, **subsets},
                        default_subsets=tuple(s.subset_name for s in selection_specs(DEFAULT_SELECTION)),
-                       preprocess="imagenet", image_format="png", options=OPTIONS)  # fmt: skip
+                       preprocess="resize224", image_format="png", image_formats=FORMATS, options=OPTIONS)  # fmt: skip

@@ -4,7 +4,9 @@ attack (``adversarial/pgd``, ...), its settings and the surrogate (spec and weig
 They take the sample's label (context ``label``): untargeted attacks move away from it, least-likely ones pick their
 target against it; an unlabelled sample is attacked away from the surrogate's own clean decision (recorded as
 ``label_source: "surrogate"``), as is usual when labels are unknown, and so is every sample of a subset whose
-option :data:`IGNORE_LABELS` is set (``--labels ignore``).
+option :data:`IGNORE_LABELS` is set (``--labels ignore``). The build's storage (:data:`CODEC_KEYS`: ``image_format``,
+and ``quality`` for a lossy one) is a subset option too: an attack stores float32 for ``npy``, else 8 bits, and
+measures what a reader decodes.
 """
 
 from __future__ import annotations
@@ -22,10 +24,17 @@ FAMILY = "adversarial"
 SURROGATE_KEYS = ("surrogate", "surrogate_sha256")
 #: subset option: attack the surrogate's clean decisions, not the source's labels
 IGNORE_LABELS = "ignore_labels"
+#: subset options: how the build stores images (the plan's ``image_format``; ``quality`` for jpg and webp)
+CODEC_KEYS = ("image_format", "quality")
 
 
 def _spec(name: str, options: Mapping[str, Any]):
-    return make_attack(name, **{k: v for k, v in options.items() if k not in (*SURROGATE_KEYS, IGNORE_LABELS)})
+    return make_attack(name, **{k: v for k, v in options.items()
+                                if k not in (*SURROGATE_KEYS, IGNORE_LABELS, *CODEC_KEYS)})  # fmt: skip
+
+
+def _codec(settings: Mapping[str, Any]) -> dict[str, Any]:
+    return {"image_format": settings.get("image_format", "png"), "quality": int(settings.get("quality", 85))}
 
 
 def _check(name: str):
@@ -49,7 +58,8 @@ def _corruption(name: str) -> Corruption:
         from .render import craft_batch
 
         label = None if settings.get(IGNORE_LABELS) else label
-        out, params = craft_batch(_spec(name, settings), surrogate, surrogate_sha256, image[None], [rng], [label])
+        out, params = craft_batch(_spec(name, settings), surrogate, surrogate_sha256, image[None], [rng], [label],
+                                  **_codec(settings))  # fmt: skip
         return out[0], params[0]
 
     def batch_fn(images: np.ndarray, rngs: Sequence[np.random.Generator], *, device: str, surrogate: str,
@@ -58,7 +68,8 @@ def _corruption(name: str) -> Corruption:
         from .render import craft_batch
 
         labels = [None] * len(images) if labels is None or settings.get(IGNORE_LABELS) else labels
-        return craft_batch(_spec(name, settings), surrogate, surrogate_sha256, images, rngs, labels, device)
+        return craft_batch(_spec(name, settings), surrogate, surrogate_sha256, images, rngs, labels, device,
+                           **_codec(settings))  # fmt: skip
 
     return Corruption(name=name, family=FAMILY, fn=fn, batch_fn=batch_fn, params=dict(kind.defaults), cite=kind.cite,
                       reference=kind.summary, fidelity="equals torchattacks 3.5.1 (float64 on the surrogate)",

@@ -35,6 +35,11 @@ def _samples(build: Build, subset: str, out: ExportDir) -> Iterator[tuple[str, i
         if len(images) != 1 or images[0][0] is not None:
             out.skip(subset, key, "not a single image")
             continue
+        if images[0][1] == ".npy":
+            out.skip(
+                subset, key, "a float32 array (--format npy), not an 8-bit image: export it with --layout imagenet-c"
+            )
+            continue
         if images[0][1] == ".JPEG":
             out.note("the build's images are JPEG: the arrays hold the decoded JPEG pixels (build with --format png "
                      "for the corrupted pixels themselves, as the released arrays)")  # fmt: skip
