@@ -26,6 +26,7 @@ from .errors import CorruptgenError
 from .invocation import record
 from .io.layout import shard_relpath
 from .io.ownership import delete_recorded, refuse_symlinks, remove_stale_partials
+from .io.shown import recorded_value
 from .io.sources import recorded_spec
 from .io.storage import Location
 from .manifest import MANIFEST, load_manifest
@@ -86,6 +87,13 @@ def reuse_built(
         return plan, invocation
     try:  # the same settings, so the same recorded source: read from where this build reads it
         built = dataclasses.replace(Plan.from_dict(old), source=plan.source)
+        # the same settings, so the same subsets: run as this build asks (a recorded torchscript path is its last
+        # component; the model is pinned by its weights' sha256)
+        asked, now = {s.name: s for s in plan.subsets}, dict(plan.family_options)
+        same = lambda k, v: k in now and recorded_value(now[k]) == recorded_value(v)  # noqa: E731
+        built = dataclasses.replace(built, subsets=tuple(asked.get(s.name, s) for s in built.subsets),
+                                    family_options=tuple((k, now[k] if same(k, v) else v)
+                                                         for k, v in built.family_options))  # fmt: skip
     except CorruptgenError:  # a plan this version cannot rebuild: prepare_output refuses, naming what differs
         return plan, invocation
     if built.plan_id != (previous["plan_id"] if old is previous["plan"] else digest(old)):

@@ -36,6 +36,7 @@ def _text(value: Any) -> str:
 def record(benchmark: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
     """The manifest's ``invocation``: the plan-shaping arguments that differ from their defaults, JSON-safe; the
     source as the plan records it (:func:`~corruptgen.io.sources.recorded_spec`: no absolute path)."""
+    from .io.shown import recorded_value
     from .io.sources import recorded_spec
 
     defaults = {key: default for key, (_, default) in FLAGS.items()} | {"clean": True}
@@ -45,6 +46,8 @@ def record(benchmark: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
             continue
         if key == "source":
             value = recorded_spec(str(value))
+        else:  # a family option naming a local file (--surrogate torchscript:/abs/m.pt)
+            value = recorded_value(value)
         kept[key] = list(value) if isinstance(value, (list, tuple)) else value
     return {"benchmark": benchmark, "arguments": kept, "command": command(benchmark, kept)}
 

@@ -130,8 +130,8 @@ class Plan:
         d = _shallow(self)  # asdict would convert every subset twice (a 96-subset plan: 40 ms a call)
         d["source"] = self.source.to_dict()
         d["preprocess"] = self.preprocess.to_dict()
-        d["subsets"] = [{**_shallow(s), "options": dict(s.options)} for s in self.subsets]
-        d["family_options"] = dict(self.family_options)
+        d["subsets"] = [{**_shallow(s), "options": _recorded(s.options)} for s in self.subsets]
+        d["family_options"] = _recorded(self.family_options)
         if self.max_bytes == DEFAULT_MAX_BYTES:  # added later: left out at its default, so plan ids stay the same
             del d["max_bytes"]
         return d
@@ -202,3 +202,11 @@ def subset_ids(plan: dict[str, Any]) -> dict[str, str]:
     """Each subset's id: the settings id and the subset's own record, hashed together."""
     common = settings_id(plan)
     return {s["name"]: digest({"settings": common, "subset": s}) for s in plan["subsets"]}
+
+
+def _recorded(options: Any) -> dict[str, Any]:
+    """Options as the plan records them: a local path in a value (a ``torchscript:`` model) relative to the folder
+    the command ran in, or its last component (:func:`corruptgen.io.shown.recorded_value`)."""
+    from .io.shown import recorded_value
+
+    return {key: recorded_value(value) for key, value in dict(options).items()}

@@ -233,3 +233,32 @@ def test_a_build_that_recorded_the_absolute_path_resumes_with_the_same_command(t
     assert main([*argv[:5], "gaussian_noise_s1", *argv[6:]]) == 0  # fewer subsets: the earlier plan, read from here
     assert "(0 written, 3 reused)" in capsys.readouterr().out
     assert json.loads(path.read_text())["invocation"]["arguments"]["source"] == "imagefolder:photos"
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # torch.jit.trace/save/load
+def test_an_adversarial_build_records_its_torchscript_surrogate_without_its_folder(tmp_path, monkeypatch, capsys):
+    """``--surrogate torchscript:/abs/m.pt``: the plan, command and card record ``torchscript:m.pt`` (the weights'
+    sha256 pins the model); the same command resumes the build and renders a lost shard again."""
+    import torch
+
+    home, work = tmp_path / MARKER, tmp_path / "work"
+    home.mkdir()
+    work.mkdir()
+    net = torch.nn.Sequential(torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(), torch.nn.Linear(3, 10)).eval()
+    torch.jit.save(torch.jit.trace(net, torch.rand(1, 3, 32, 32)), home / "m.pt")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(work)
+    argv = ["build", "adversarial", "--surrogate", f"torchscript:{home / 'm.pt'}", "--attacks", "fgsm:eps=0.04",
+            "--labels", "ignore", "--limit", "1", "--size", "32", "--out", "out", "--no-progress"]  # fmt: skip
+    assert main(argv) == 0
+    build = work / "out" / "adversarial"
+    manifest = json.loads((build / "manifest.json").read_text())
+    assert manifest["plan"]["family_options"]["surrogate"] == "torchscript:m.pt"
+    for needle in (MARKER, str(tmp_path)):
+        leaks = [name for name, data in _texts(build) if needle.encode() in data]
+        assert not leaks, f"{needle} in {leaks}"
+    capsys.readouterr()
+    assert main(argv) == 0 and "(0 written, 2 reused)" in capsys.readouterr().out
+    next((build / "data").glob("fgsm*/*.tar")).unlink()
+    assert main(argv) == 0 and "(1 written, 1 reused)" in capsys.readouterr().out
+    assert json.loads((build / "manifest.json").read_text())["plan_id"] == manifest["plan_id"]

@@ -96,3 +96,20 @@ def shown_pattern(pattern: str, cwd: str | None = None) -> str:
     folder = "/".join(parts[:first]) or "/"
     rel = inside(folder, cwd)
     return rest if rel is None else f"{rel}/{rest}"
+
+
+_SPEC_PATH = re.compile(r"^(?P<kind>[A-Za-z][\w.+-]*):(?P<path>~?/.*)$")
+
+
+def recorded_value(value: object) -> object:
+    """An option's value as a plan records it: a local path in it (``/abs/m.pt``, ``~/m.pt`` or a spec such as
+    ``torchscript:/abs/m.pt``) as :func:`shown_path` shows it; any other value unchanged. What the value names is
+    pinned apart from its path (a model by its weights' sha256), so the plan never needs the absolute path."""
+    if not isinstance(value, str) or _URL.match(value):
+        return value
+    match = _SPEC_PATH.match(value)
+    if match is not None:
+        return f"{match['kind']}:{shown_path(match['path'])}"
+    if value.startswith(("/", "~/")):
+        return shown_path(value)
+    return value
