@@ -46,7 +46,7 @@ def _add_build(sub) -> None:
     p.add_argument("--label-column", default=None, help="hf: sources: the label column")
     p.add_argument("--folder-labels", action="store_true",
                    help="imagefolder:/filelist: label class folders by their sorted position, whatever their names "
-                   "(default: ImageNet wnid folders get their ImageNet index)")  # fmt: skip
+                   "(default: ImageNet wnid folders get their ImageNet index; also --labels folders)")  # fmt: skip
     p.add_argument("--max-pixels", type=positive_int, default=100_000_000, help="decompression-bomb guard")
     p.add_argument("--max-bytes", type=positive_int, default=DEFAULT_MAX_BYTES,
                    help=f"larger input files are skipped (default {DEFAULT_MAX_BYTES}, 256 MiB)")  # fmt: skip
@@ -99,6 +99,8 @@ def _cmd_build(args) -> int:
     from .errors import NoSamplesError
     from .options import RayOptions
 
+    if getattr(args, "labels", None) == "folders":  # the spelling of --folder-labels a user may reach for first
+        args.labels, args.folder_labels = None, True
     try:
         result = build(
             args.benchmark, source=args.source, out=args.out, subsets=args.subsets, clean=args.clean, limit=args.limit,

@@ -221,6 +221,9 @@ def test_a_minority_of_wnid_folders_is_refused_naming_the_odd_ones(tmp_path, cap
         metas = [json.load(tar.extractfile(m)) for m in tar.getmembers() if m.name.endswith(".json")]
     labels = {meta["source_id"]: meta["label"] for meta in metas}
     assert labels == {"cat/a.bmp": 0, f"{TENCH}/a.bmp": 1, "n0244O764/a.bmp": 2}  # sorted folder order, on purpose
+    capsys.readouterr()
+    assert main([*argv, "--labels", "folders"]) == 0  # the same option, spelled as the refusal's reader may guess
+    assert "(0 written, 2 reused)" in capsys.readouterr().out
 
 
 def test_wnid_folders_with_a_stray_one_note_the_skip_once(tmp_path, capsys):
