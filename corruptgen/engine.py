@@ -223,7 +223,8 @@ def _execute(
         s for s in (previous or {}).get("skipped", []) if s["chunk"] < chunks
         and (s["chunk"] not in redo_chunks or (s["subset"] is not None and (s["chunk"], s["subset"]) not in redo))
     ]  # fmt: skip
-    write_manifest(target, _assemble(plan, source, shards, skipped, False, invocation))
+    if tasks:  # nothing to render (a re-run, a resume after the last shard): only the final manifest is written
+        write_manifest(target, _assemble(plan, source, shards, skipped, False, invocation))
 
     bar = progress_bar(sum(t.stop - t.start for t in tasks), enabled=run.progress, desc=plan.benchmark, unit="img")
     results = run_tasks(tasks, engine=run.engine, workers=run.workers, bar=bar, ray=run.ray)
@@ -253,7 +254,7 @@ def _share_out(tasks: list[ChunkTask], workers: int) -> list[ChunkTask]:
     """With fewer chunk tasks than ``workers`` (a small build), each chunk's subsets shared out over several tasks
     (round robin: neighbouring subsets often cost alike) so that every worker renders. A shard is one subset of one
     chunk either way: the same shards, bytes and manifest; each part decodes the chunk's inputs itself."""
-    if workers <= 1 or len(tasks) >= workers:
+    if workers <= 1 or not tasks or len(tasks) >= workers:  # none: every shard is reused (a re-run, a resume)
         return tasks
     parts = -(-workers // len(tasks))
     shared = []
