@@ -31,6 +31,7 @@ from .fingerprint import FIELD, stale_shards
 from .io.hashing import sha256_file
 from .io.layout import shard_relpath
 from .io.lock import build_lock
+from .io.remote_errors import UnreachableError
 from .io.sources import Source
 from .io.storage import Location, local_path, location
 from .manifest import FORMAT_VERSION, library_versions, write_manifest
@@ -238,9 +239,10 @@ def _execute(
                     start = time.monotonic()
                     write_manifest(target, _assemble(plan, source, shards, skipped, False, invocation))
                     due = time.monotonic() + (time.monotonic() - start) / MANIFEST_SHARE
-    except BaseException:
-        with suppress(Exception):  # keep what finished for the next run; the error that stopped the build is raised
-            write_manifest(target, _assemble(plan, source, shards, skipped, False, invocation))
+    except BaseException as e:
+        if not isinstance(e, UnreachableError):  # a location that stopped answering is not asked again (one deadline)
+            with suppress(Exception):  # keep what finished for the next run; the error that stopped it is raised
+                write_manifest(target, _assemble(plan, source, shards, skipped, False, invocation))
         raise
     finally:
         bar.close()
