@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -86,3 +87,59 @@ def test_killed_ray_worker_is_retried_to_identical_bytes(tmp_path):
     assert killed, "no Ray chunk task was seen running"
     corruptgen.build("syn2nat", out=tmp_path / "local", **KILLED)
     assert shard_hashes(tmp_path / "ray/syn2nat") == shard_hashes(tmp_path / "local/syn2nat")
+
+
+def _cluster_processes(driver: int) -> list[int]:
+    """PIDs of the GCS server and raylet of the local Ray cluster that ``driver`` started (its descendants)."""
+    parents = {}
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{entry}/stat") as fh:
+                parents[int(entry)] = int(fh.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+    found = []
+    for pid in parents:
+        ancestor = parents.get(pid)
+        while ancestor not in (None, 0, 1, driver):
+            ancestor = parents.get(ancestor)
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                program = os.path.basename(fh.read().split(b"\0")[0]).decode()
+        except OSError:
+            continue
+        if ancestor == driver and program in ("gcs_server", "raylet"):
+            found.append(pid)
+    return found
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="finds the cluster's processes through /proc")
+def test_a_local_cluster_that_dies_mid_build_ends_it_in_one_line(tmp_path):
+    """Killing the GCS and the raylet ended the driver 60 s later with Ray's own RPC error (a suite once hung > 10 min
+    in a Ray test); the build resumes with the local engine."""
+    args = [sys.executable, "-m", "corruptgen", *KILLED_ARGS[:3], "solarize,posterize", *KILLED_ARGS[4:],
+            "--out", str(tmp_path / "ray")]  # fmt: skip
+    env = {**os.environ, "RAY_DISABLE_USAGE_STATS": "1"}
+    proc = subprocess.Popen(args, env=env, start_new_session=True, stderr=subprocess.PIPE, text=True)
+    out = tmp_path / "ray/syn2nat"
+    try:
+        deadline = time.time() + 180
+        while time.time() < deadline and proc.poll() is None and not list(out.rglob("*.tar")):
+            time.sleep(0.05)
+        victims = _cluster_processes(proc.pid)
+        assert len(victims) == 2, "the cluster's GCS server and raylet were not found"
+        for pid in victims:
+            os.kill(pid, signal.SIGKILL)
+        killed = time.monotonic()
+        err = proc.communicate(timeout=120)[1]
+        ended = time.monotonic() - killed
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    dated = re.compile(r"\d{4}-\d\d-\d\d ")  # Ray's own log lines as it starts
+    lines = [line for line in err.splitlines() if line.strip() and not dated.match(line)]
+    assert proc.returncode == 2 and len(lines) == 1, err
+    assert lines[0].startswith("corruptgen: error: the Ray cluster failed while the build ran (")
+    assert ended < 40, f"the build ended {ended:.0f} s after its cluster"
+    result = corruptgen.build("syn2nat", out=tmp_path / "ray", subsets="solarize,posterize", shard_size=1)
+    assert result.manifest["complete"] and result.reused_shards > 0 and corruptgen.verify(out).ok
