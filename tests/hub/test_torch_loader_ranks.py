@@ -60,6 +60,7 @@ def _no_fork():
     raise AssertionError("the DataLoader forked this (multi-threaded) process")
 
 
+@pytest.mark.loader_default
 def test_one_process_reads_everything_once_in_workers_started_without_fork(odd_build, monkeypatch):
     monkeypatch.setattr(os, "fork", _no_fork)  # what a "fork" start would call, here, in the test process
     loader = torch_loader(odd_build, subsets=["solarize"], batch_size=4, num_workers=2, decode="raw")
