@@ -107,7 +107,9 @@ def _run_ray(tasks: list[ChunkTask], bar, options: RayOptions) -> Iterator[dict[
                 _advance(bar, task)
                 yield result
     except ray.exceptions.RayError as e:
-        if isinstance(e, ray.exceptions.RayTaskError):  # the chunk's own error (e.g. an unreachable --out)
+        if isinstance(e, ray.exceptions.RayTaskError):  # the chunk's own error: one line, without Ray's traceback
+            if isinstance(e.cause, CorruptgenError):  # e.g. an --out that stopped answering
+                raise e.cause from None
             raise
         first = (str(e).strip() or "no message").splitlines()[0]
         raise _cluster_failed(f"{type(e).__name__}: {first}") from None

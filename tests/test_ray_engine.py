@@ -13,6 +13,9 @@ import time
 import pytest
 
 import corruptgen
+from corruptgen.chunk import ChunkTask
+from corruptgen.errors import CorruptgenError
+from corruptgen.executors import run_tasks
 
 ray = pytest.importorskip("ray", reason="Ray is part of the test extra: pip install -e '.[test]'")
 
@@ -143,3 +146,38 @@ def test_a_local_cluster_that_dies_mid_build_ends_it_in_one_line(tmp_path):
     assert ended < 40, f"the build ended {ended:.0f} s after its cluster"
     result = corruptgen.build("syn2nat", out=tmp_path / "ray", subsets="solarize,posterize", shard_size=1)
     assert result.manifest["complete"] and result.reused_shards > 0 and corruptgen.verify(out).ok
+
+
+class _FakeRay:
+    """Stands in for a running Ray cluster whose every chunk task ends with ``error`` (raised by ``ray.get``)."""
+
+    def __init__(self, error: BaseException) -> None:
+        self.error, self.cancelled = error, []
+
+    def install(self, monkeypatch) -> None:
+        monkeypatch.setattr(ray, "is_initialized", lambda: True)
+        monkeypatch.setattr(ray, "remote", lambda **kw: lambda fn: type("R", (), {"remote": staticmethod(id)}))
+        monkeypatch.setattr(ray, "wait", lambda refs, **kw: (refs[:1], refs[1:]))
+        monkeypatch.setattr(ray, "get", self.get)
+        monkeypatch.setattr(ray, "cancel", lambda ref, force: self.cancelled.append(ref))
+
+    def get(self, ref, timeout=None):
+        raise self.error
+
+
+@pytest.mark.parametrize(
+    ("error", "line"),
+    [(ray.exceptions.RayTaskError("f", "Traceback:\n  remote", CorruptgenError("cannot reach s3://b/x")).as_instanceof_cause(),
+      "cannot reach s3://b/x"),
+     (ray.exceptions.WorkerCrashedError(),
+      "the Ray cluster failed while the build ran (WorkerCrashedError: The worker died unexpectedly")],
+)  # fmt: skip
+def test_a_ray_failure_ends_the_build_in_one_line(monkeypatch, error, line):
+    fake = _FakeRay(error)
+    fake.install(monkeypatch)
+    tasks = [ChunkTask(plan=None, out_dir="o", chunk=c, start=c, stop=c + 1, subsets=("a",)) for c in range(3)]
+    with pytest.raises(CorruptgenError) as caught:
+        list(run_tasks(tasks, engine="ray"))
+    assert type(caught.value) is CorruptgenError and str(caught.value).startswith(line), str(caught.value)
+    assert "\n" not in str(caught.value) and "Traceback" not in str(caught.value)
+    assert len(fake.cancelled) == 2  # the chunks still pending
