@@ -31,6 +31,7 @@ from .fingerprint import FIELD, Stale, stale_shards
 from .io.layout import shard_relpath
 from .io.lock import build_lock
 from .io.regular import is_regular, sha256_regular
+from .io.remote_errors import UnreachableError
 from .io.sources import Source
 from .io.storage import Location, local_path, location
 from .manifest import FORMAT_VERSION, library_versions, write_manifest
@@ -225,7 +226,8 @@ def _execute(
         s for s in (previous or {}).get("skipped", []) if s["chunk"] < chunks
         and (s["chunk"] not in redo_chunks or (s["subset"] is not None and (s["chunk"], s["subset"]) not in redo))
     ]  # fmt: skip
-    write_manifest(target, _assemble(plan, source, shards, skipped, False, invocation))
+    if tasks:  # nothing to render (a re-run, a resume after the last shard): only the final manifest is written
+        write_manifest(target, _assemble(plan, source, shards, skipped, False, invocation))
 
     bar = progress_bar(sum(t.counted for t in tasks), enabled=run.progress, desc=plan.benchmark, unit="img")
     results = run_tasks(tasks, engine=run.engine, workers=run.workers, bar=bar, ray=run.ray)
@@ -239,9 +241,10 @@ def _execute(
                     start = time.monotonic()
                     write_manifest(target, _assemble(plan, source, shards, skipped, False, invocation))
                     due = time.monotonic() + (time.monotonic() - start) / MANIFEST_SHARE
-    except BaseException:
-        with suppress(Exception):  # keep what finished for the next run; the error that stopped the build is raised
-            write_manifest(target, _assemble(plan, source, shards, skipped, False, invocation))
+    except BaseException as e:
+        if not isinstance(e, UnreachableError):  # a location that stopped answering is not asked again (one deadline)
+            with suppress(Exception):  # keep what finished for the next run; the error that stopped it is raised
+                write_manifest(target, _assemble(plan, source, shards, skipped, False, invocation))
         raise
     finally:
         bar.close()
@@ -255,7 +258,7 @@ def _share_out(tasks: list[ChunkTask], workers: int) -> list[ChunkTask]:
     """With fewer chunk tasks than ``workers`` (a small build), each chunk's subsets shared out over several tasks
     (round robin: neighbouring subsets often cost alike) so that every worker renders. A shard is one subset of one
     chunk either way: the same shards, bytes and manifest; each part decodes the chunk's inputs itself."""
-    if workers <= 1 or len(tasks) >= workers:
+    if workers <= 1 or not tasks or len(tasks) >= workers:  # none: every shard is reused (a re-run, a resume)
         return tasks
     parts = -(-workers // len(tasks))
     shared = []

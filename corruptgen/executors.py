@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from contextlib import suppress
 from typing import Any
 
 from .chunk import ChunkTask, worker_init
@@ -22,6 +23,9 @@ from .pipeline import render_chunk
 from .worker_pool import WorkerPool
 
 WORKER_RETRIES = 3  # fresh workers a chunk gets after its worker died (as many as the Ray engine's max_retries)
+RAY_POLL_S = 1.0  # a Ray build checks at least this often that its local cluster still runs
+RAY_GET_S = 60.0  # fetching the result of a finished chunk (a small dict) never takes this long on a live cluster
+_CLUSTER_PROCESSES = {"gcs_server", "raylet"}  # a local Ray cluster cannot run tasks without these (Ray's names)
 
 
 def run_tasks(
@@ -91,18 +95,44 @@ def _run_ray(tasks: list[ChunkTask], bar, options: RayOptions) -> Iterator[dict[
     remote = ray.remote(num_cpus=options.num_cpus, num_gpus=gpus, max_retries=options.max_retries,
                         retry_exceptions=True)(_ray_chunk)  # fmt: skip
     pending = {remote.remote(task): task for task in tasks}
+    local = started_here and options.address is None  # a cluster of this process: it can see its processes end
     try:
         while pending:
-            done, _ = ray.wait(list(pending), num_returns=1)
+            if local:
+                _check_cluster(ray)
+            done, _ = ray.wait(list(pending), num_returns=1, timeout=RAY_POLL_S)
             for ref in done:
                 task = pending.pop(ref)
-                result = ray.get(ref)
+                result = ray.get(ref, timeout=RAY_GET_S)
                 _advance(bar, task)
                 yield result
-    except BaseException:
-        for ref in pending:
-            ray.cancel(ref, force=True)
-        raise
+    except ray.exceptions.RayError as e:
+        if isinstance(e, ray.exceptions.RayTaskError):  # the chunk's own error: one line, without Ray's traceback
+            if isinstance(e.cause, CorruptgenError):  # e.g. an --out that stopped answering
+                raise e.cause from None
+            raise
+        first = (str(e).strip() or "no message").splitlines()[0]
+        raise _cluster_failed(f"{type(e).__name__}: {first}") from None
     finally:
+        for ref in pending:  # a chunk still running when the build stops (an error, Ctrl-C)
+            with suppress(Exception):
+                ray.cancel(ref, force=True)
         if started_here:
             ray.shutdown()
+
+
+def _check_cluster(ray) -> None:
+    """Fail in one line when a process of the local Ray cluster this build started has ended (killed, out of memory):
+    its tasks would never finish, and Ray would end this process a minute later with its own error."""
+    try:
+        dead = ray._private.worker.global_worker.node.dead_processes()  # Ray's own liveness check of its processes
+    except Exception:  # not in this Ray version: Ray's own error ends such a build, a minute later
+        return
+    names = sorted({kind for kind, _ in dead} & _CLUSTER_PROCESSES)
+    if names:
+        raise _cluster_failed(f"its {' and '.join(names)} process{'es' if len(names) > 1 else ''} ended")
+
+
+def _cluster_failed(why: str) -> CorruptgenError:
+    return CorruptgenError(f"the Ray cluster failed while the build ran ({why}); every finished chunk is kept: run the "
+                           "same command again (--engine local needs no cluster)")  # fmt: skip

@@ -25,3 +25,9 @@ def test_wheel_contains_families_kernels_and_cards(tmp_path):
             assert f"corruptgen/families/{family.name}/__init__.py" in names
     assert {"corruptgen/gallery/static/gallery.js", "corruptgen/gallery/static/gallery.css"} <= names
     assert not any(n.startswith(("tests/", "kernels/", "cards/")) for n in names)
+
+
+def test_the_suite_runs_with_a_per_test_timeout(pytestconfig):
+    """A hanging test fails after pyproject's ``timeout`` (pytest-timeout, part of the test extra), naming itself."""
+    assert pytestconfig.pluginmanager.hasplugin("timeout")
+    assert 60 <= float(pytestconfig.getini("timeout")) <= 600

@@ -32,6 +32,10 @@ from .features import field_kind
 
 DECODES = ("torch", "numpy", "pil", "raw")
 BALANCE = ("pad", "drop")
+#: how DataLoader workers start unless ``multiprocessing_context`` says otherwise: a fresh interpreter with this
+#: process's environment, never a fork of it (a fork copies its threads, torch's, OpenBLAS's or an HTTP client's, whose
+#: locks can stay held in the child: a deadlock risk Python 3.12+ warns about; Python 3.14 no longer forks by default)
+START_METHOD = "spawn"
 #: webdataset image decoders for each ``decode`` mode (``raw`` keeps the encoded bytes)
 _WDS_DECODE = {"torch": "torchrgb", "numpy": "rgb8", "pil": "pilrgb", "raw": None}
 
@@ -366,9 +370,14 @@ def torch_loader(
 
     ``path``: a local build directory, a Hub dataset repository ``user/name`` (``revision`` optional), or an fsspec
     URL of a build directory. ``loader_kwargs`` go to the DataLoader (``pin_memory``, ``prefetch_factor``, ...).
+    Workers start with :data:`START_METHOD` (``spawn``) unless ``multiprocessing_context`` is given: a script that
+    iterates a loader with workers needs the ``if __name__ == "__main__":`` guard, and ``persistent_workers=True``
+    starts them once instead of every epoch.
     """
     import torch
     import webdataset as wds
+
+    from .sized import SizedPipeline
 
     if decode not in DECODES:
         raise CorruptgenError(f"decode must be one of {', '.join(DECODES)}, got {decode!r}")
@@ -388,8 +397,10 @@ def torch_loader(
     image = _WDS_DECODE[decode]
     stages += [wds.decode(image) if image else wds.decode(), _Batches(batch_size, decode)]
     batches = samples.batches()
-    pipeline = wds.DataPipeline(*stages).with_length(len(batches), silent=True)  # exact, whatever the workers
+    pipeline = SizedPipeline(*stages, length=len(batches))  # exact, whatever the workers
     loader_kwargs.setdefault("collate_fn", _identity)  # batches are already collated (numpy stays numpy)
+    if num_workers > 0 and loader_kwargs.get("multiprocessing_context") is None:
+        loader_kwargs["multiprocessing_context"] = START_METHOD
     loader = torch.utils.data.DataLoader(pipeline, batch_size=None, num_workers=num_workers, **loader_kwargs)
     loader.num_samples = sum(n for shards in groups for _, n in shards)  # distinct samples over all ranks
     loader.rank_samples = sum(hi - lo for _, lo, hi in batches)  # samples this rank yields per epoch (padding included)

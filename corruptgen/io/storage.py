@@ -20,7 +20,9 @@ needs access (credentials) to the output location.
 Every request to an S3 store is bounded: ``CORRUPTGEN_REMOTE_TIMEOUT`` seconds (default 15) to connect and for each
 next piece of the answer, at most ``CORRUPTGEN_REMOTE_ATTEMPTS`` attempts (default 3, with botocore's backoff; the
 standard ``AWS_MAX_ATTEMPTS`` / ``AWS_RETRY_MODE`` win when set). A server that stops answering fails the build in one
-line within about a minute, one that is down within seconds.
+line within about a minute, one that is down within seconds: the processes of a build wait out one limit together, and
+after an :class:`~corruptgen.io.remote_errors.UnreachableError` the driver makes no further request there (neither its
+last manifest write nor the lock's removal).
 """
 
 from __future__ import annotations

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import io
 import json
+import signal
 import tarfile
 from pathlib import Path
 
 import pytest
+from serving import served
 from site_reading import parse_page, sha256, site_record, stored_images, thumbs
 
 import corruptgen
@@ -167,25 +169,27 @@ def test_cli_refuses_the_build_folder_a_foreign_folder_and_bad_counts(icb, tmp_p
 
 
 def test_serve_answers_on_localhost_until_ctrl_c(icb, tmp_path):
-    import signal
-    import subprocess
-    import sys
     import urllib.request
 
     site = tmp_path / "served"
-    cmd = [sys.executable, "-m", "corruptgen", "gallery", str(icb), "--out", str(site), "--no-verify", "--serve"]
-    with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as proc:
-        try:
-            lines = [proc.stdout.readline(), proc.stdout.readline()]
-            url = lines[-1].split("serving the gallery at ", 1)[-1].split()[0]
-            assert url.startswith("http://127.0.0.1:"), lines
-            page = urllib.request.urlopen(url, timeout=10).read()
-            assert page == (site / "index.html").read_bytes()
-            thumb = site_record(site)["samples"][0]["thumb"]
-            assert urllib.request.urlopen(url + thumb, timeout=10).read() == (site / thumb).read_bytes()
-        finally:
-            proc.send_signal(signal.SIGINT)
-            assert proc.wait(timeout=10) == 0
+    with served(["gallery", str(icb), "--out", str(site), "--no-verify", "--serve"]) as (proc, url):
+        assert url.startswith("http://127.0.0.1:"), url
+        page = urllib.request.urlopen(url, timeout=10).read()
+        assert page == (site / "index.html").read_bytes()
+        thumb = site_record(site)["samples"][0]["thumb"]
+        assert urllib.request.urlopen(url + thumb, timeout=10).read() == (site / thumb).read_bytes()
+    assert proc.returncode == 0  # Ctrl-C stopped it
+
+
+def test_a_served_gallery_never_outlives_its_test():
+    """A server that ignores Ctrl-C is killed when its test ends (one killed with the test process dies with it)."""
+    stubborn = (
+        "import signal, sys, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+        "print('serving the gallery at http://127.0.0.1:9/', flush=True)\ntime.sleep(600)\n"
+    )
+    with served([], child=stubborn, stop_s=0.5) as (proc, url):
+        assert url == "http://127.0.0.1:9/" and proc.poll() is None
+    assert proc.returncode == -signal.SIGKILL
 
 
 def test_skipped_inputs_are_listed_with_reasons_and_a_build_without_clean_has_no_clean_column(tmp_path):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import multiprocessing
 import shutil
 from pathlib import Path
 
@@ -9,6 +11,7 @@ import pytest
 
 import corruptgen
 from corruptgen.errors import CorruptgenError
+from corruptgen.hub import stream
 
 #: Small family options per benchmark (2 source images): a family not listed is built with its defaults.
 FAMILY_OPTIONS: dict[str, dict] = {
@@ -23,6 +26,22 @@ FAMILY_OPTIONS: dict[str, dict] = {
     # a tiny surrogate (tests/tiny_models.py) and two cheap attacks, one with a target class, instead of EfficientNet
     "adversarial": {"surrogate": "tiny_models:TinySurrogate", "attacks": "fgsm_ll:eps=0.04,cw_l2:steps=5"},
 }
+
+
+@pytest.fixture(autouse=True)
+def loader_workers_from_a_preloaded_forkserver(request, monkeypatch):
+    """``torch_loader`` workers start from one forkserver that has imported torch and corruptgen (as a training
+    script's own imports give it) instead of each as a fresh interpreter (``spawn``, the default: ~1 s of CPU per
+    worker importing torch); tests marked ``loader_default`` keep the default, which they test."""
+    if request.node.get_closest_marker("loader_default") is None:
+        monkeypatch.setattr(stream, "START_METHOD", _preloaded_forkserver())
+
+
+@functools.cache
+def _preloaded_forkserver():
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(["corruptgen.hub.sized"])
+    return context
 
 
 @pytest.fixture(scope="session", autouse=True)

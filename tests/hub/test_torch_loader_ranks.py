@@ -3,6 +3,7 @@ batches are full where the data allow and ``len(loader)`` does not depend on the
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 
 import pytest
@@ -10,7 +11,7 @@ import pytest
 import corruptgen
 from corruptgen.errors import CorruptgenError
 from corruptgen.hub import torch_loader
-from corruptgen.hub.stream import pieces, share
+from corruptgen.hub.stream import START_METHOD, pieces, share
 
 
 @pytest.fixture(scope="module")
@@ -55,10 +56,23 @@ def test_drop_leaves_the_remainder_out(odd_build, monkeypatch, workers):
     assert len(keys) == 8 and set(keys.values()) == {1} and not any(m.get("padding") for m in m0 + m1)
 
 
-def test_one_process_reads_everything_once(odd_build):
+def _no_fork():
+    raise AssertionError("the DataLoader forked this (multi-threaded) process")
+
+
+@pytest.mark.loader_default
+def test_one_process_reads_everything_once_in_workers_started_without_fork(odd_build, monkeypatch):
+    monkeypatch.setattr(os, "fork", _no_fork)  # what a "fork" start would call, here, in the test process
     loader = torch_loader(odd_build, subsets=["solarize"], batch_size=4, num_workers=2, decode="raw")
     metas = [m for _, _, ms in loader for m in ms]
     assert len(metas) == 9 == loader.num_samples == loader.rank_samples and not any("padding" in m for m in metas)
+    assert loader.multiprocessing_context.get_start_method() == START_METHOD == "spawn"
+
+
+def test_a_start_method_the_caller_chose_is_kept(odd_build):
+    loader = torch_loader(odd_build, subsets=["solarize"], num_workers=1, multiprocessing_context="forkserver")
+    assert loader.multiprocessing_context.get_start_method() == "forkserver"
+    assert torch_loader(odd_build, subsets=["solarize"]).multiprocessing_context is None  # no workers
 
 
 @pytest.mark.parametrize(("workers", "batch_size"), [(0, 2), (2, 4), (3, 2)])

@@ -6,6 +6,7 @@ from __future__ import annotations
 import select
 import socket
 import threading
+import time
 
 
 class FaultyProxy:
@@ -14,12 +15,19 @@ class FaultyProxy:
     def __init__(self, target: int) -> None:
         self.target = ("127.0.0.1", target)
         self.mode = "forward"
+        self.hang_at: bytes | None = None  # a request whose first packet holds these bytes makes it hang
+        self.hung_since: float | None = None  # time.monotonic() when it stopped answering
         self.listener = socket.create_server(("127.0.0.1", 0))
         self.port = self.listener.getsockname()[1]
         threading.Thread(target=self._accept, daemon=True).start()
 
     def hang(self) -> None:
         self.mode = "hang"
+        self.hung_since = self.hung_since or time.monotonic()
+
+    def hang_on(self, marker: bytes) -> None:
+        """Stop answering at the first request that holds ``marker`` (e.g. a shard's upload, in any process)."""
+        self.hang_at = marker
 
     def die(self) -> None:
         self.mode = "dead"
@@ -42,6 +50,8 @@ class FaultyProxy:
                     data = end.recv(1 << 16)
                     if not data:
                         return
+                    if self.hang_at is not None and end is client and self.hang_at in data:
+                        self.hang()
                     if self.mode == "forward":
                         (upstream if end is client else client).sendall(data)
         except OSError:

@@ -112,12 +112,12 @@ def _raise_hung(signum, frame):
     raise _Hung("the build still runs after 60 s")
 
 
-def _fails_in_one_line(capsys, out: str) -> tuple[str, float]:
+def _fails_in_one_line(capsys, out: str, *more: str) -> tuple[str, float]:
     start = time.monotonic()
     previous = signal.signal(signal.SIGALRM, _raise_hung)  # a hanging build fails the test instead of hanging it
     signal.alarm(60)
     try:
-        assert main([*BUILD, "--out", out]) == 2
+        assert main([*BUILD, *more, "--out", out]) == 2
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
@@ -140,6 +140,25 @@ def test_a_server_that_stops_answering_fails_in_one_line(aws, endpoint, monkeypa
     _fresh_clients()
     assert main([*BUILD, "--out", f"s3://{BUCKET}/hang"]) == 0
     assert f"took over the lock of s3://{BUCKET}/hang/syn2nat" in capsys.readouterr().err
+
+
+def test_one_deadline_at_workers_2_when_the_server_stops_answering(aws, endpoint, monkeypatch, capsys, tmp_path):  # noqa: F811
+    """At --workers 2 the build stopped 2 limits after the server did (a worker's upload, then the driver's manifest
+    write, in turn: 95 s at the default limits); here with 2 s per request and 2 attempts: one limit of 4 s and a few
+    seconds to stop the workers, not two limits (at least 8 s)."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setenv("TMPDIR", str(tmp_path))  # the workers' staging files
+    monkeypatch.setenv(storage.TIMEOUT_ENV, "2")
+    monkeypatch.setenv(storage.ATTEMPTS_ENV, "2")
+    proxy = FaultyProxy(int(endpoint.rsplit(":", 1)[1]))
+    proxy.hang_on(b"/test-00001.tar")  # chunk 1's upload, in a worker process
+    monkeypatch.setenv("AWS_ENDPOINT_URL", f"http://127.0.0.1:{proxy.port}")
+    _fresh_clients()
+    _fails_in_one_line(capsys, f"s3://{BUCKET}/hang-workers", "--workers", "2")
+    assert proxy.hung_since is not None, "no shard upload was seen"
+    elapsed = time.monotonic() - proxy.hung_since
+    assert elapsed < 2 * 2 + 3.5, f"the build ended {elapsed:.1f} s after the server stopped answering"
+    assert not list(tmp_path.iterdir())
 
 
 def test_a_dead_server_fails_in_seconds(aws, endpoint, monkeypatch, capsys, tmp_path):  # noqa: F811

@@ -123,6 +123,8 @@ def test_interrupted_build_resumes(aws, local_build, monkeypatch):
     assert (result.written_shards, result.reused_shards) == (4, 2)
     _same_bytes(url, local_build)
     assert corruptgen.verify(url).ok
+    again = corruptgen.build("syn2nat", out=f"s3://{BUCKET}/resume", workers=2, **KW)  # the finished build re-run
+    assert (again.written_shards, again.reused_shards) == (0, 6) and again.manifest == result.manifest
 
 
 def _one_line_exit_2(capsys, *args: str) -> str:
