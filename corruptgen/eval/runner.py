@@ -231,6 +231,7 @@ def evaluate(
     loader = torch.utils.data.DataLoader(
         _FrameStream(parts, size, limit, limits), batch_size=batch_size, num_workers=workers, collate_fn=_collate,
         pin_memory=device.startswith("cuda"), prefetch_factor=4 if workers else None,
+        multiprocessing_context="spawn" if workers else None,  # never a fork of this threaded process (as torch_loader)
     )  # fmt: skip
     total = None
     if src.manifest:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import tarfile
 
@@ -95,6 +96,10 @@ def test_hub_layout_streaming_and_not_give_the_same_predictions(tiny_syn2nat, tm
         assert run.results[0]["eval"]["streaming"] is streaming
 
 
+def _no_fork():
+    raise AssertionError("eval's DataLoader forked this (multi-threaded) process")
+
+
 def test_subset_selection_limit_and_workers(make_build, photos):
     subsets = {"clean": classify_samples(photos, "imagenet-c", "clean")}
     for s, sigma in ((1, 0.1), (2, 0.3)):
@@ -104,7 +109,9 @@ def test_subset_selection_limit_and_workers(make_build, photos):
     build = make_build("imagenet-c", subsets, shard_size=4)  # 2 shards per subset
     a = evaluate(build, [fake_model()], subsets="gaussian_noise_s2", report=False)
     assert a.results[0]["data"]["subsets"] == ["clean", "gaussian_noise_s2"]
-    b = evaluate(build, [fake_model()], subsets=["gaussian_noise_s2"], workers=2, report=False)
+    with pytest.MonkeyPatch.context() as mp:  # decoding workers start without forking this threaded process
+        mp.setattr(os, "fork", _no_fork)
+        b = evaluate(build, [fake_model()], subsets=["gaussian_noise_s2"], workers=2, report=False)
     assert (a.predictions[0].top5 == b.predictions[0].top5).all()
     c = evaluate(build, [fake_model()], limit=2, workers=2, report=False)
     assert c.results[0]["eval"]["images"] == 6 and set(c.predictions[0].key.tolist()) == {"chelsea", "coffee"}
