@@ -62,10 +62,19 @@ class Hang(Exception):
 def alarm(*_):
     raise Hang
 
+def peak_mb():
+    # this process's own peak resident memory: VmHWM belongs to its address space, while ru_maxrss also counts the
+    # parent's memory when the parent forked it (Linux keeps the pre-exec high-water mark)
+    try:
+        with open("/proc/self/status") as f:
+            return next(int(line.split()[1]) // 1024 for line in f if line.startswith("VmHWM:"))
+    except (OSError, StopIteration):
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
+
 signal.signal(signal.SIGALRM, alarm)
 for case, name, argv in json.loads(sys.argv[1]):
     out, err = io.StringIO(), io.StringIO()
-    start, before = time.monotonic(), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
+    start, before = time.monotonic(), peak_mb()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         signal.alarm(60)
         try:
@@ -79,7 +88,7 @@ for case, name, argv in json.loads(sys.argv[1]):
             err.write(traceback.format_exc())
         finally:
             signal.alarm(0)
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
+    peak = peak_mb()
     print(json.dumps({"case": case, "command": name, "rc": rc, "out": out.getvalue()[-3000:], "err": err.getvalue(),
                       "seconds": round(time.monotonic() - start, 1), "peak_mb": peak, "grew_mb": peak - before}),
           flush=True)
@@ -197,8 +206,9 @@ def test_no_command_decodes_what_it_refuses(runs):
 def test_eval_of_a_30000_square_member_peaks_under_500_mb(runs, tiny):
     """In a fresh process (eval is the heaviest reader: torch, datasets and OpenCV alone take ~430 MB here)."""
     build = tiny.parent.parent / "cases" / "30000-square" / "imagenet-c"
-    code = "import resource, sys\nfrom corruptgen.cli import main\nrc = main(sys.argv[1:])\n" \
-           "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)\nsys.exit(rc)"  # fmt: skip
+    code = "import sys\nfrom corruptgen.cli import main\nrc = main(sys.argv[1:])\n" \
+           "print(next(int(l.split()[1]) // 1024 for l in open('/proc/self/status') if l.startswith('VmHWM:')))\n" \
+           "sys.exit(rc)"  # fmt: skip  # VmHWM: this process's own peak (ru_maxrss counts a forking parent's too)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")])}
     proc = subprocess.run([sys.executable, "-c", code, *_commands(build)["eval"]], capture_output=True, text=True,
                           timeout=300, env=env, cwd=build.parent)  # fmt: skip
