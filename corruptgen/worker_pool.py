@@ -27,6 +27,7 @@ from multiprocessing.connection import Connection, wait
 from multiprocessing.process import BaseProcess
 from typing import Any
 
+from . import trace
 from .errors import CorruptgenError
 from .lifeline import run_stoppable
 
@@ -50,12 +51,14 @@ class _Worker:
 def _serve(conn: Connection, initializer: Callable[..., None], initargs: tuple) -> None:
     """A worker's loop: run each ``(fn, task)`` received, send back ``(ok, value, traceback text)``."""
     initializer(*initargs)
+    trace.event("ready")
     while True:
         try:
             message = conn.recv()
         except EOFError:
-            return
+            message = None
         if message is None:
+            trace.event("exit")
             return
         fn, task = message
         try:
@@ -154,6 +157,7 @@ class WorkerPool:
         process = self._context.Process(target=_serve, args=(theirs, self.initializer, self.initargs),
                                         name="corruptgen-worker", daemon=True)  # fmt: skip
         process.start()
+        trace.event("spawn", worker=process.pid)
         theirs.close()
         worker = _Worker(process, ours)
         self.workers.append(worker)
