@@ -15,6 +15,7 @@ and on Ctrl-C its shutdown waits for every running task to finish. Here
 from __future__ import annotations
 
 import multiprocessing
+import os
 import pickle
 import signal
 import sys
@@ -59,6 +60,7 @@ def _serve(conn: Connection, initializer: Callable[..., None], initargs: tuple) 
             message = None
         if message is None:
             trace.event("exit")
+            _leave()
             return
         fn, task = message
         try:
@@ -66,6 +68,15 @@ def _serve(conn: Connection, initializer: Callable[..., None], initargs: tuple) 
         except Exception as e:
             reply = (False, _portable(e), "".join(traceback.format_exception(e)))
         conn.send(reply)
+
+
+def _leave() -> None:
+    """End this worker at once: every shard it wrote is committed and its result sent, so nothing is left to finalise,
+    and the driver (which waits for its workers to end before it writes the final manifest) does not wait for an
+    interpreter's teardown of numpy, OpenCV, SciPy or torch."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 def _portable(error: Exception) -> Exception:
