@@ -24,7 +24,8 @@ PAGE = (REPO / "docs" / "benchmarks.md").read_text()
 #: region name -> (script, saved result): what writes each <!-- bench:NAME --> region
 REGIONS = {"floor": ("bench_floor", "floor.json"), "scripts": ("bench_docs", "scripts.json"),
            "conv-kernels": ("bench_conv_kernels", "conv_kernels.json"),
-           "cifar-render": ("bench_cifar_render", "cifar_render.json")}  # fmt: skip
+           "cifar-render": ("bench_cifar_render", "cifar_render.json"),
+           "scaling": ("bench_scaling", "scaling.json")}  # fmt: skip
 
 
 @pytest.mark.parametrize("size", [224, 64, 32])
