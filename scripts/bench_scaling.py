@@ -251,7 +251,7 @@ def measure(family: str, inputs: int, subsets: str | None, workers: list[int], r
                 b, c = pair["build"], pair["ceiling"]
                 print(f"round {r + 1} of {rounds}: --workers {n}: build {b['wall_s']:.1f} s, ceiling "
                       f"{c['wall_s']:.1f} s, ceiling / build {c['wall_s'] / b['wall_s']:.2f}; {b['samples']} samples, "
-                      f"{b['tasks']} tasks, load average {pair['load_before']:.1f}", file=sys.stderr,
+                      f"tasks {b['tasks']}, load average {pair['load_before']:.1f}", file=sys.stderr,
                       flush=True)  # fmt: skip
     load.append(os.getloadavg()[0])
     return {"machine": machine(load), "cores": cores(), "family": family, "inputs": inputs, "subsets": subsets,
