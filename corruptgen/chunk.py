@@ -26,6 +26,7 @@ from typing import Any
 import cv2
 import numpy as np
 
+from . import trace
 from .corruptions import Corruption, get
 from .errors import CorruptgenError
 from .fingerprint import FIELD, ReadLog, open_plan_source, shard_inputs
@@ -185,6 +186,7 @@ class ChunkRenderer:
         self.group_sizes = {s.name: c.group_size(dict(s.options)) for s in self.subsets
                             if (c := self.corruptions[s.name]) is not None and c.group_size is not None}  # fmt: skip
         self.outside: dict[int, np.ndarray | None] = {}  # inputs of other chunks that share a group with this one
+        trace.event("setup", task=task.name)  # the task's own set-up is done (scripts/bench_scaling.py)
 
     def skip(self, item: SourceItem, subset: str | None, reason: str) -> None:
         self.skipped.append({"chunk": self.task.chunk, "key": item.key, "source_id": item.source_id,

@@ -18,10 +18,11 @@ import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing, suppress
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from . import trace
 from .build_dir import check_output, prepare_output, reuse_built, settings_id, subset_ids
 from .chunk import ChunkTask, source_for
 from .errors import CorruptgenError
@@ -38,6 +39,7 @@ from .manifest import FORMAT_VERSION, library_versions, write_manifest
 from .options import RunOptions
 from .plan import Plan
 from .progress import progress_bar
+from .schedule import schedule
 from .wording import counted
 
 REMOTE_CHECKS = 8  # remote shards re-hashed at once when a remote build resumes
@@ -230,6 +232,9 @@ def _execute(
         write_manifest(target, _assemble(plan, source, shards, skipped, False, invocation))
 
     bar = progress_bar(sum(t.counted for t in tasks), enabled=run.progress, desc=plan.benchmark, unit="img")
+    if trace.PATH is not None:
+        trace.event("render_start", workers=run.workers, tasks=[[t.name, t.stop - t.start, len(t.subsets)]
+                                                                for t in tasks])  # fmt: skip
     results = run_tasks(tasks, engine=run.engine, workers=run.workers, bar=bar, ray=run.ray)
     due = time.monotonic()
     try:
@@ -241,6 +246,7 @@ def _execute(
                     start = time.monotonic()
                     write_manifest(target, _assemble(plan, source, shards, skipped, False, invocation))
                     due = time.monotonic() + (time.monotonic() - start) / MANIFEST_SHARE
+        trace.event("render_end")
     except BaseException as e:
         if not isinstance(e, UnreachableError):  # a location that stopped answering is not asked again (one deadline)
             with suppress(Exception):  # keep what finished for the next run; the error that stopped it is raised
@@ -255,18 +261,12 @@ def _execute(
 
 
 def _share_out(tasks: list[ChunkTask], workers: int) -> list[ChunkTask]:
-    """With fewer chunk tasks than ``workers`` (a small build), each chunk's subsets shared out over several tasks
-    (round robin: neighbouring subsets often cost alike) so that every worker renders. A shard is one subset of one
-    chunk either way: the same shards, bytes and manifest; each part decodes the chunk's inputs itself."""
-    if workers <= 1 or not tasks or len(tasks) >= workers:  # none: every shard is reused (a re-run, a resume)
+    """The tasks in the order to hand them out to ``workers``, longest first, the tail cut at subset boundaries so that
+    every worker renders to the end (:func:`corruptgen.schedule.schedule`). A shard is one subset of one chunk either
+    way: the same shards, bytes and manifest; each part of a chunk decodes the chunk's inputs itself."""
+    if not tasks:
         return tasks
-    parts = -(-workers // len(tasks))
-    shared = []
-    for task in tasks:
-        k = min(parts, len(task.subsets))
-        shared += [replace(task, subsets=task.subsets[g::k], part=f"part {g + 1} of {k}", share=(g, k)) if k > 1
-                   else task for g in range(k)]  # fmt: skip
-    return shared
+    return schedule(tasks, workers)
 
 
 def _drop_stale(out: Path | Location, shards: dict[str, dict], stale: Stale) -> None:

@@ -20,6 +20,7 @@ from libjpeg's, which would change the bytes of every build (see README, "Scale"
 
 from __future__ import annotations
 
+import time
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -27,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from . import trace
 from .alloc import tune_allocator
 from .chunk import ChunkRenderer, ChunkTask, prepare_image
 from .io.codec import encode_fields
@@ -107,6 +109,16 @@ def _read(renderer: ChunkRenderer, index: int) -> bytes | np.ndarray | BadImageE
 
 def render_chunk(task: ChunkTask, progress: Callable[[int], None] | None = None) -> dict[str, Any]:
     """Render one chunk; returns ``{"chunk", "shards": {relpath: record}, "skipped": [...]}``."""
+    if trace.PATH is None:
+        return _render_chunk(task, progress)
+    start, cpu = time.time(), time.process_time()
+    result = _render_chunk(task, progress)
+    trace.event("task", task=task.name, start=start, cpu_start=cpu, inputs=task.stop - task.start,
+                subsets=len(task.subsets))  # fmt: skip
+    return result
+
+
+def _render_chunk(task: ChunkTask, progress: Callable[[int], None] | None) -> dict[str, Any]:
     tune_allocator()  # once per process: large temporaries reused, not re-mapped (corruptgen.alloc)
     if task.options.io_threads > 0:
         return render_pipelined(task, progress)

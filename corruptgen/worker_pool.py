@@ -15,6 +15,7 @@ and on Ctrl-C its shutdown waits for every running task to finish. Here
 from __future__ import annotations
 
 import multiprocessing
+import os
 import pickle
 import signal
 import sys
@@ -27,6 +28,7 @@ from multiprocessing.connection import Connection, wait
 from multiprocessing.process import BaseProcess
 from typing import Any
 
+from . import trace
 from .errors import CorruptgenError
 from .lifeline import run_stoppable
 
@@ -50,12 +52,15 @@ class _Worker:
 def _serve(conn: Connection, initializer: Callable[..., None], initargs: tuple) -> None:
     """A worker's loop: run each ``(fn, task)`` received, send back ``(ok, value, traceback text)``."""
     initializer(*initargs)
+    trace.event("ready")
     while True:
         try:
             message = conn.recv()
         except EOFError:
-            return
+            message = None
         if message is None:
+            trace.event("exit")
+            _leave()
             return
         fn, task = message
         try:
@@ -63,6 +68,15 @@ def _serve(conn: Connection, initializer: Callable[..., None], initargs: tuple) 
         except Exception as e:
             reply = (False, _portable(e), "".join(traceback.format_exception(e)))
         conn.send(reply)
+
+
+def _leave() -> None:
+    """End this worker at once: every shard it wrote is committed and its result sent, so nothing is left to finalise,
+    and the driver (which waits for its workers to end before it writes the final manifest) does not wait for an
+    interpreter's teardown of numpy, OpenCV, SciPy or torch."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 def _portable(error: Exception) -> Exception:
@@ -154,6 +168,7 @@ class WorkerPool:
         process = self._context.Process(target=_serve, args=(theirs, self.initializer, self.initargs),
                                         name="corruptgen-worker", daemon=True)  # fmt: skip
         process.start()
+        trace.event("spawn", worker=process.pid)
         theirs.close()
         worker = _Worker(process, ours)
         self.workers.append(worker)

@@ -26,7 +26,8 @@ REGIONS = {"floor": ("bench_floor", "floor.json"), "scripts": ("bench_docs", "sc
            "conv-kernels": ("bench_conv_kernels", "conv_kernels.json"),
            "cifar-render": ("bench_cifar_render", "cifar_render.json"),
            "hsv-table": ("bench_hsv_table", "hsv_table.json"),
-           "on-the-fly": ("bench_on_the_fly", "on_the_fly.json")}  # fmt: skip
+           "on-the-fly": ("bench_on_the_fly", "on_the_fly.json"),
+           "scaling": ("bench_scaling", "scaling.json")}  # fmt: skip
 
 
 @pytest.mark.parametrize("size", [224, 64, 32])

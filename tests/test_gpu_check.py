@@ -1,10 +1,13 @@
-"""scripts/gpu_check.sh parses, and its image comparer (scripts/compare_builds.py) holds two builds to the contract:
-byte-identical or at most one grey level apart."""
+"""scripts/gpu_check.sh parses, prints its rows with the device, torch and CUDA version (without a CUDA device: "no
+CUDA device" rows for the GPU steps, exit 0), and its image comparer (scripts/compare_builds.py) holds two builds to
+the contract: byte-identical or at most one grey level apart."""
 
 from __future__ import annotations
 
 import importlib.util
 import io
+import os
+import re
 import shutil
 import subprocess
 import tarfile
@@ -28,6 +31,48 @@ def _comparer():
 
 def test_gpu_check_script_parses():
     assert subprocess.run(["bash", "-n", str(SCRIPTS / "gpu_check.sh")]).returncode == 0
+
+
+def _gpu_check(tmp_path: Path, **env: str) -> tuple[int, list[list[str]]]:
+    """Run the script with ``GPU_CHECK_*`` settings; its exit status and the cells of the table it prints last."""
+    done = subprocess.run(["bash", str(SCRIPTS / "gpu_check.sh")], cwd=SCRIPTS.parent, capture_output=True, text=True,
+                          env={**os.environ, "GPU_CHECK_OUT": str(tmp_path / "work"), **env}, timeout=600)  # fmt: skip
+    table = done.stdout.split("| check | setting | result | device · torch · CUDA |\n|---|---|---|---|\n")[-1]
+    return done.returncode, [line.split(" | ") for line in table.splitlines() if line.startswith("| ")]
+
+
+def _no_cuda() -> bool:
+    import torch
+
+    return not torch.cuda.is_available()
+
+
+@pytest.mark.skipif(not _no_cuda(), reason="a CUDA device runs the GPU steps for real")
+def test_without_cuda_the_gpu_steps_print_no_cuda_rows_with_the_versions(tmp_path):
+    import torch
+
+    code, rows = _gpu_check(tmp_path, GPU_CHECK_STEPS="optics psf pgd tests bench")
+    assert code == 0
+    assert [r[0] for r in rows] == ["| OpticsBench end to end (cuda)", "| PSF convolution (cuda)", "| PGD-10 (cuda)",
+                                    "| pytest -m cuda", "| bench --device cuda"]  # fmt: skip
+    for cells in rows:
+        assert len(cells) == 4 and cells[2] == "skipped: no CUDA device"
+        assert cells[3] == f"no CUDA device · torch {torch.__version__} · CUDA none |"
+
+
+@pytest.mark.slow
+def test_the_opticsbench_row_measures_a_real_build(tmp_path):
+    """The headline row on the CPU (``GPU_CHECK_DEVICE=cpu``: how the script is checked where there is no GPU)."""
+    code, rows = _gpu_check(tmp_path, GPU_CHECK_DEVICE="cpu", GPU_CHECK_STEPS="optics", GPU_CHECK_OPTICS_IMAGES="2",
+                            GPU_CHECK_OPTICS_WORKERS="1", GPU_CHECK_OPTICS_BATCH="2")  # fmt: skip
+    assert code == 0 and len(rows) == 1
+    check, setting, result, _ = rows[0]
+    assert check == "| OpticsBench end to end (cpu)" and setting.startswith("2 inputs, 224 px, 25x25 kernels")
+    assert re.fullmatch(
+        r"\*\*[\d,]+ samples/s\*\* for the whole command \(42 samples in [\d.]+ s\); [\d,]+ samples/s "
+        r"from the first task to the last \([\d.]+ s\)",
+        result,
+    ), result  # 2 inputs x (20 + clean)
 
 
 def _shift_first_image(build: Path, delta: int) -> None:

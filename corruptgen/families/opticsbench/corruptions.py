@@ -197,7 +197,9 @@ def _optics_batch(name: str):
         index = [meta["modes"].index(j) for j in fringes]
         table = _stack_tensor(str(Path(meta["path"])), str(device))
         rows = sorted(set(index))
-        out = blur_uint8(images, table[rows, severity - 1], [rows.index(i) for i in index], padding=padding,
+        # a basic index, then the rows: one copy of the few kernels (a list index beside an integer one costs ms on
+        # the CPU: torch parallelises that gather over its thread pool)
+        out = blur_uint8(images, table[:, severity - 1][rows], [rows.index(i) for i in index], padding=padding,
                          quantize=quantize, device=str(device), reference_float32=True)  # fmt: skip
         params = [
             {
