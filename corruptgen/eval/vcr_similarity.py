@@ -64,7 +64,11 @@ def runs(mask: np.ndarray, grid: np.ndarray = PLOT_GRID) -> list[list[float]]:
 
 def data_range(curve: Mapping[str, Any]) -> tuple[float, float]:
     """The Δv range a curve has data for: from 0 (anchored) or its first usable bin, to the upper edge of its last
-    usable bin; (0, 0) without any."""
+    usable bin; (0, 0) without any. Curves of older results files (no ``support``): 0 to the last bin with data."""
+    if "support" not in curve:
+        bins = curve.get("bins") or {}
+        xs = [x for x, y in zip(bins.get("x", []), bins.get("y", []), strict=False) if y is not None]
+        return 0.0, (min(1.0, max(xs) + 0.5 / len(bins["x"])) if xs else 0.0)
     sup = (curve.get("support") or {}).get("range")
     if sup is None:
         return 0.0, 0.0

@@ -1,11 +1,13 @@
 """Confidence bands of a VCR curve and the two-curve test (Shen et al., WACV 2025, §4.4, App. E.1: 83 % bands).
 
-* **Resamples.** A smooth bootstrap around the fit: each bin's rate is redrawn from Beta(n_j ĝ_j + ½, n_j (1 − ĝ_j)
-  + ½), ĝ_j the fitted curve at the bin (the Jeffreys posterior of a binomial rate with ĝ_j successes in n_j:
-  the bin's sampling spread around the curve, and a spread where ĝ_j is 0 or 1); a measured anchor (n₀ clean images)
-  likewise, a known one (1 for a deterministic model's consistency) stays. Every resample is refitted at the fit's λ.
-  Resampling around the raw bin rates instead puts their bin-to-bin scatter into the bootstrap world's "truth", whose
-  refits then wiggle more than the real fit does: the sup statistic below came out ≈ 10 % too large (bands too wide).
+* **Resamples.** A parametric bootstrap around the fit: each usable bin's count is redrawn from Binomial(n_j, p_j),
+  p_j = ĝ_j (the fitted curve at the bin) kept within [½/n_j, 1 − ½/n_j] (a fitted 0 or 1 is not resolved finer than
+  half an image: where the true rate is ~1/n_j the median fit sits at 0 while the truth does not); a measured anchor
+  (n₀ clean images) likewise, a known one (1 for a deterministic model's consistency) stays. Every resample is
+  refitted at the fit's λ. Around the fit, not the raw rates: those put their bin-to-bin scatter into the bootstrap
+  world's "truth", whose refits wiggle more than the real fit does. Discrete counts, not a continuous redraw: the bin
+  rates are multiples of 1/n_j and the median fit sticks to such values, which a continuous redraw does not, so its
+  refits vary more than the fit does on a flat stretch (bands too wide there).
 * **Pointwise band**: ĝ(v) ± z σ(v), σ the standard deviation of the refits at v and z the normal quantile of the
   level. Centred on the fit: percentiles of the refits would add the smoothing bias a second time (the refits of a
   smoothed curve are smoothed again), which is what pulled the earlier percentile band below the truth before a drop.
@@ -61,14 +63,14 @@ def bootstrap_curves(
     """``resamples`` × len(``grid``) refitted curves: ``refit(rates, anchor)`` of rates redrawn around ``fitted``
     (the fit at each used bin, n_j = ``count``), and of the anchor when it was measured on ``anchor_n`` images."""
     rng = generator(seed, key)
-    n = np.asarray(count, dtype=np.float64)
-    k = np.clip(np.asarray(fitted, dtype=np.float64), 0.0, 1.0) * n
+    n = np.asarray(count, dtype=np.int64)
+    p = np.clip(np.asarray(fitted, dtype=np.float64), 0.5 / n, 1 - 0.5 / n)  # half an image right and wrong at least
     redraw_anchor = anchor is not None and bool(anchor_n)
-    a0 = float(anchor) * anchor_n if redraw_anchor else 0.0
+    p0 = float(np.clip(float(anchor), 0.5 / anchor_n, 1 - 0.5 / anchor_n)) if redraw_anchor else 0.0
     curves = np.empty((resamples, len(grid)))
     for b in range(resamples):
-        y = rng.beta(k + 0.5, n - k + 0.5)
-        a = rng.beta(a0 + 0.5, anchor_n - a0 + 0.5) if redraw_anchor else anchor
+        y = rng.binomial(n, p) / n
+        a = rng.binomial(anchor_n, p0) / anchor_n if redraw_anchor else anchor
         curves[b] = refit(y, a)(grid)
     return curves
 

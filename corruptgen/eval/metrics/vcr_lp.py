@@ -39,8 +39,6 @@ def tie_break(lp: QuantileSplineLP, res: Any, y: np.ndarray, lam: float, first: 
     """Knot values of the optimal curve closest to the rates (weighted least squares), given ``res``, an optimal
     ``linprog`` result with its duals and ``first`` the bounds of g at the first knot it was solved with; the
     solver's own vertex if the face cannot be read (checked by the objective)."""
-    from scipy.linalg import null_space
-
     nd, n, ne = lp.shape
     k = nd + 1
     vertex = np.r_[res.x[0], res.x[0] - np.cumsum(res.x[1:k])]
@@ -87,7 +85,7 @@ def tie_break(lp: QuantileSplineLP, res: Any, y: np.ndarray, lam: float, first: 
     psi_v = (vertex - target) / inv
     if eq:
         a_eq = np.array([a for a, _ in eq]) * inv
-        basis = null_space(a_eq)
+        basis = _null_space(a_eq)
     else:
         basis = np.eye(k)
     psi = psi_v - basis @ (basis.T @ psi_v)  # the least-norm point of the equalities
@@ -99,6 +97,17 @@ def tie_break(lp: QuantileSplineLP, res: Any, y: np.ndarray, lam: float, first: 
     if not np.all(np.isfinite(phi)) or objective(lp, y, phi, lam) > objective(lp, y, vertex, lam) + 1e-9 * scale:
         return vertex
     return phi
+
+
+def _null_space(a: np.ndarray) -> np.ndarray:
+    """An orthonormal basis of {x : a x = 0}, from a column-pivoted QR of aᵀ (an SVD costs ~1,000× more CPU here
+    once BLAS threads compete for a loaded machine)."""
+    from scipy.linalg import qr
+
+    q, r, _ = qr(a.T, pivoting=True, mode="full")
+    d = np.abs(np.diag(r))
+    rank = int((d > 1e-10 * d[0]).sum()) if d.size and d[0] > 0 else 0
+    return q[:, rank:]
 
 
 def _targets(lp: QuantileSplineLP, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
