@@ -11,11 +11,9 @@ and its bands are checked against f on the curve's 101-point grid:
   binomial standard error;
 * **pointwise**: the mean over grid points of the share of tables whose pointwise band holds f(v) (target 0.83), the
   smallest per-point share and the Δv ranges where it falls under 0.75 (smoothing bias: the fit cuts the corners of
-  a drop), and the same for the percentile band of the same refits (what an uncentred bootstrap band gives) and for a
-  bias-aware band (not offered by corruptgen; evaluated here): ĝ ± c(b/σ)·σ with b = |ĝ − g̃| the distance to a
-  less smoothed pilot fit g̃ (λ/10) as the bias bound and c(t) the critical value that holds the level for a normal
-  estimate with bias up to t·σ (Armstrong & Kolesár, "Simple and honest confidence intervals in nonparametric
-  regression", Quantitative Economics 2020);
+  a drop), and the same for the percentile band of the same refits (what an uncentred bootstrap band gives);
+* the same for the bias-aware bands (``VCRSettings(band_bias_aware=True)``, ``--vcr-band-bias-aware``), from the
+  same refits;
 * the mean half-widths of the bands.
 
 Tables are independent of the worker count (each one seeded by its curve, N and index); the tables run in
@@ -55,10 +53,9 @@ def known(v, curve: str):
 def one_table(task: tuple[str, int, int]) -> dict:
     """Bands of one synthetic table against the truth: per-grid-point hits and widths."""
     import numpy as np
-    from scipy.optimize import brentq
-    from scipy.stats import norm
 
-    from corruptgen.eval.metrics.vcr import PLOT_GRID, VCRSettings, vcr_curve
+    from corruptgen.eval.metrics.vcr import PLOT_GRID, vcr_curve
+    from corruptgen.eval.metrics.vcr_bands import bands
 
     curve, n, index = task
     rng = np.random.default_rng([list(CURVES).index(curve), n, index])
@@ -70,15 +67,15 @@ def one_table(task: tuple[str, int, int]) -> dict:
     lo, hi = np.array(band["lo"]), np.array(band["hi"])
     slo, shi = np.array(band["simultaneous"]["lo"]), np.array(band["simultaneous"]["hi"])
     plo, phi = np.percentile(c["_refits"], [50 * (1 - band["level"]), 50 * (1 + band["level"])], axis=0)
-    fit, se = np.array(c["grid"]), np.array(band["se"])
-    pilot = np.array(vcr_curve(dv, correct, anchor, VCRSettings(lam=c["spline"]["lam"] / 10, band_resamples=0))["grid"])
-    t = np.where(se > 1e-9, np.abs(fit - pilot) / np.maximum(se, 1e-12), 0.0)
-    level = band["level"]
-    crit = np.array([brentq(lambda x, t=t: norm.cdf(x - t) - norm.cdf(-x - t) - level, 0, t + 10) for t in t])
+    aware = bands(c["_refits"], c["_spline"](PLOT_GRID), band["level"], bias_aware=True)
     eps = 1e-9
     return {"pointwise": ((lo - eps <= truth) & (truth <= hi + eps)).tolist(),
             "percentile": ((plo - eps <= truth) & (truth <= phi + eps)).tolist(),
-            "bias_aware": (np.abs(truth - fit) <= crit * se + eps).tolist(), "bias_width": float(np.mean(crit * se)),
+            "bias_aware": ((aware.lo - eps <= truth) & (truth <= aware.hi + eps)).tolist(),
+            "bias_aware_simultaneous": bool(np.all((aware.simultaneous_lo - eps <= truth)
+                                                   & (truth <= aware.simultaneous_hi + eps))),
+            "bias_width": float(np.mean(aware.hi - aware.lo) / 2),
+            "bias_simultaneous_width": float(np.mean(aware.simultaneous_hi - aware.simultaneous_lo) / 2),
             "simultaneous": bool(np.all((slo - eps <= truth) & (truth <= shi + eps))),
             "width": float(np.mean(hi - lo) / 2), "simultaneous_width": float(np.mean(shi - slo) / 2)}  # fmt: skip
 
@@ -117,6 +114,7 @@ def run(datasets: int, sizes: list[int], workers: int) -> dict:
             pc = np.mean([d["percentile"] for d in got], axis=0)
             ba = np.mean([d["bias_aware"] for d in got], axis=0)
             sim = float(np.mean([d["simultaneous"] for d in got]))
+            bsim = float(np.mean([d["bias_aware_simultaneous"] for d in got]))
             rows.append({"curve": c, "n": n, "datasets": len(got), "simultaneous": sim,
                          "simultaneous_se": float(np.sqrt(sim * (1 - sim) / len(got))),
                          "pointwise_mean": float(pw.mean()), "pointwise_min": float(pw.min()),
@@ -126,6 +124,9 @@ def run(datasets: int, sizes: list[int], workers: int) -> dict:
                          "bias_aware_mean": float(ba.mean()), "bias_aware_min": float(ba.min()),
                          "bias_aware_below": _ranges(ba, PLOT_GRID),
                          "bias_aware_half_width": float(np.mean([d["bias_width"] for d in got])),
+                         "bias_aware_simultaneous": bsim,
+                         "bias_aware_simultaneous_half_width": float(np.mean([d["bias_simultaneous_width"]
+                                                                              for d in got])),
                          "half_width": float(np.mean([d["width"] for d in got])),
                          "simultaneous_half_width": float(np.mean([d["simultaneous_width"] for d in got])),
                          })  # fmt: skip
@@ -138,20 +139,19 @@ def run(datasets: int, sizes: list[int], workers: int) -> dict:
 def table(result: dict) -> str:
     """The page region: one row per curve and N."""
 
-    def ranges(r: list) -> str:
-        return ", ".join(f"{a:.2f}–{b:.2f}" for a, b in r) or "none"
+    def pw(r: dict, key: str) -> str:
+        below = ", ".join(f"{a:.2f}–{b:.2f}" for a, b in r[f"{key}_below"]) or "none"
+        return f"{r[f'{key}_mean']:.3f} / {r[f'{key}_min']:.2f}; {below}"
 
-    lines = ["| curve | N | tables | simultaneous: whole curve held (± s.e.) | pointwise: mean / min (at Δv) | "
-             f"pointwise under {BELOW} at Δv | percentile band of the same refits: mean / min, under {BELOW} at Δv | "
-             f"bias-aware band: mean / min, under {BELOW} at Δv | mean half-width pointwise / simultaneous / "
-             "bias-aware |", "|---|---:|---:|---|---|---|---|---|---|"]  # fmt: skip
+    lines = ["| curve | N | tables | simultaneous: whole curve held (± s.e.) | pointwise: mean / min; under "
+             f"{BELOW} at Δv | percentile band of the refits: the same | bias-aware: simultaneous; pointwise | "
+             "half-widths: pointwise / simultaneous; bias-aware |", "|---|---:|---:|---|---|---|---|---|"]  # fmt: skip
     for r in result["rows"]:
         lines.append(f"| {r['curve']} | {r['n']:,} | {r['datasets']} | {r['simultaneous']:.3f} ± "
-                     f"{r['simultaneous_se']:.3f} | {r['pointwise_mean']:.3f} / {r['pointwise_min']:.2f} "
-                     f"({r['pointwise_min_at']:.2f}) | {ranges(r['pointwise_below'])} | {r['percentile_mean']:.3f} / "
-                     f"{r['percentile_min']:.2f}, {ranges(r['percentile_below'])} | {r['bias_aware_mean']:.3f} / "
-                     f"{r['bias_aware_min']:.2f}, {ranges(r['bias_aware_below'])} | {r['half_width']:.3f} / "
-                     f"{r['simultaneous_half_width']:.3f} / {r['bias_aware_half_width']:.3f} |")  # fmt: skip
+                     f"{r['simultaneous_se']:.3f} | {pw(r, 'pointwise')} | {pw(r, 'percentile')} | "
+                     f"{r['bias_aware_simultaneous']:.3f}; {pw(r, 'bias_aware')} | {r['half_width']:.3f} / "
+                     f"{r['simultaneous_half_width']:.3f}; {r['bias_aware_half_width']:.3f} / "
+                     f"{r['bias_aware_simultaneous_half_width']:.3f} |")  # fmt: skip
     lines.append("")
     lines.append(f"`python scripts/vcr_band_coverage.py --datasets {result['datasets']} --sizes "
                  f"{','.join(map(str, result['sizes']))} --workers {result['workers']}`: {result['wall_s']:,.0f} s "

@@ -29,6 +29,8 @@ def add_vcr_flags(g: Any) -> None:
                    "below it R̂, HMRI and MRSI are null with the reason)")  # fmt: skip
     g.add_argument("--vcr-band-resamples", type=int, default=500,
                    help="VCR: bootstrap resamples of the 83 %% bands (default 500; 0 = no bands)")  # fmt: skip
+    g.add_argument("--vcr-band-bias-aware", action="store_true",
+                   help="VCR: widen the bands by the bootstrap's smoothing-bias estimate (large builds)")  # fmt: skip
 
 
 def _smoothing(text: str) -> float | str:
@@ -50,7 +52,8 @@ def vcr_settings(args: argparse.Namespace, **extra: Any):
 
     return VCRSettings(bins=args.vcr_bins, min_per_bin=args.vcr_min_per_bin, lam=args.vcr_smoothing,
                        spline=args.vcr_spline, tau=args.vcr_tau, band_resamples=args.vcr_band_resamples,
-                       min_support=args.vcr_min_support, **extra)  # fmt: skip
+                       min_support=args.vcr_min_support, band_bias_aware=args.vcr_band_bias_aware,
+                       **extra)  # fmt: skip
 
 
 def add_vcr_similarity(asub: Any) -> None:

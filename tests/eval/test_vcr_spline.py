@@ -93,6 +93,10 @@ def test_bands_are_deterministic_centred_on_the_fit_and_sup_t_simultaneous():
     ones = vcr.vcr_curve(dv, np.ones_like(correct), 1.0, s, key="p")
     assert ones["band"]["lo"][0] == ones["band"]["hi"][0] == 1.0 and ones["band"]["lo"][50] < 1.0
     assert ones["band"]["se"][0] == 0.0 and ones["R"] == 1.0
+    # bias-aware: the same refits, deviations from the fit (their offset added): never narrower than sup-t
+    aware = vcr.vcr_curve(dv, correct, 0.9, vcr.VCRSettings(band_resamples=60, band_bias_aware=True), anchor_n=500,
+                          key="x/a")["band"]  # fmt: skip
+    assert aware["se"] == band["se"] and aware["simultaneous"]["q"] >= q and "bias-aware" in aware["method"]
 
 
 def test_hot_started_refits_equal_cold_linprog_solves():
@@ -121,6 +125,7 @@ def test_vcr_metrics_record_the_estimator_and_the_cli_flags_choose_it():
     s = vcr_settings(p.parse_args(["--vcr-smoothing", "sic", "--vcr-tau", "0.4"]))
     assert (s.spline, s.lam, s.tau, s.band_resamples, s.min_support) == ("quantile", "sic", 0.4, 500, 0.5)
     assert vcr_settings(p.parse_args(["--vcr-min-support", "0.25"])).min_support == 0.25
+    assert vcr_settings(p.parse_args(["--vcr-band-bias-aware"])).band_bias_aware
     with pytest.raises(SystemExit):
         p.parse_args(["--vcr-smoothing", "smooth"])
     with pytest.raises(CorruptgenError, match="tau"):

@@ -12,7 +12,9 @@
   level. Centred on the fit: percentiles of the refits would add the smoothing bias a second time (the refits of a
   smoothed curve are smoothed again), which is what pulled the earlier percentile band below the truth before a drop.
 * **Simultaneous band** (sup-t): ĝ(v) ± q σ(v), q the level-quantile of max_v |ĝ*_b(v) − ḡ*(v)| / σ(v) over the
-  resamples b (points with σ = 0, a known anchor, are left out): the whole curve lies in it with probability ≈ level.
+  resamples b (points with σ = 0, a known anchor, are left out): the whole curve lies in it with probability ≈ level
+  while the fit's smoothing bias stays small against σ. At a fixed λ it does not as N grows (the noise shrinks, the
+  smoothing does not): ``bias_aware`` measures the deviations from ĝ instead of ḡ*, adding the refits' offset.
 * **Two curves** (:func:`difference_test`): the difference of independent fits, standardised by √(σ_a² + σ_b²);
   its sup over the compared Δv points against the (1 − α) quantile of the same sup over paired resamples — a test
   of "the same curve" at level α over the whole range (the paper's 83 % overlap rule is the 5 % test of one point).
@@ -83,19 +85,22 @@ def sup_quantile(dev: np.ndarray, se: np.ndarray, level: float, mask: np.ndarray
     return float(np.quantile(np.max(np.abs(dev[:, use]) / se[use], axis=1), level))
 
 
-def bands(curves: np.ndarray, fit: np.ndarray, level: float = 0.83) -> Band:
+def bands(curves: np.ndarray, fit: np.ndarray, level: float = 0.83, *, bias_aware: bool = False) -> Band:
     """Pointwise and sup-t simultaneous ``level`` bands around ``fit`` from the refitted ``curves`` (module
-    docstring), clipped to [0, 1]."""
+    docstring), clipped to [0, 1]. ``bias_aware``: the refits' deviations are taken from the fit, not from their
+    mean, so their offset (the bootstrap's estimate of the smoothing bias) widens both bands where it is large: the
+    simultaneous q is the quantile of max_v |ĝ*_b − ĝ| / σ, the pointwise half-width the per-point quantile of
+    |ĝ*_b(v) − ĝ(v)|."""
     from scipy.stats import norm
 
     se = curves.std(axis=0, ddof=1) if len(curves) > 1 else np.zeros(curves.shape[1])
-    z = float(norm.ppf((1 + level) / 2))
-    q = sup_quantile(curves - curves.mean(axis=0), se, level)
+    q = sup_quantile(curves - (fit if bias_aware else curves.mean(axis=0)), se, level)
+    half = np.quantile(np.abs(curves - fit), level, axis=0) if bias_aware else float(norm.ppf((1 + level) / 2)) * se
 
     def clip(v: np.ndarray) -> np.ndarray:
         return np.clip(v, 0.0, 1.0)
 
-    return Band(clip(fit - z * se), clip(fit + z * se), clip(fit - q * se), clip(fit + q * se), se, q, level)
+    return Band(clip(fit - half), clip(fit + half), clip(fit - q * se), clip(fit + q * se), se, q, level)
 
 
 def difference_test(

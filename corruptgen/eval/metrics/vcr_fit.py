@@ -68,7 +68,7 @@ class VCRSettings:
     default: :data:`~.vcr_spline.DEFAULT_LAMBDA` or 1e-4), or ``"sic"`` (quantile only); ``min_support``: the share of
     the M bins that must hold ≥ L images for a curve to be estimated (:mod:`.vcr_support`); ``lp_method``: the HiGHS
     method of the quantile spline's LP (the answer does not depend on it); ``band_*``: the bootstrap bands
-    (``band_resamples=0``: no band)."""
+    (``band_resamples=0``: no band; ``band_bias_aware``: :func:`.vcr_bands.bands`)."""
 
     bins: int = 40
     min_per_bin: int = 20
@@ -82,6 +82,7 @@ class VCRSettings:
     band_level: float = 0.83
     band_resamples: int = 500
     band_seed: int = 0
+    band_bias_aware: bool = False
     min_support: float = MIN_SUPPORT
     lp_method: str = "highs"
 
@@ -186,7 +187,7 @@ def vcr_curve(
         ok = np.isfinite(rate)
         curves = bootstrap_curves(refit, spline(x[ok]), count[ok], PLOT_GRID, anchor=anchor, anchor_n=anchor_n,
                                   resamples=s.band_resamples, seed=s.band_seed, key=key)  # fmt: skip
-        band = bands(curves, spline(PLOT_GRID), s.band_level)
+        band = bands(curves, spline(PLOT_GRID), s.band_level, bias_aware=s.band_bias_aware)
         lo, hi, slo, shi = (np.array(v) for v in (band.lo, band.hi, band.simultaneous_lo, band.simultaneous_hi))
         for pair in ((lo, hi), (slo, shi)):
             hold_band(*pair, PLOT_GRID, sup, anchored)
@@ -194,8 +195,8 @@ def vcr_curve(
                        "simultaneous": {"lo": slo.round(6).tolist(), "hi": shi.round(6).tolist(),
                                         "q": round(band.q, 6)},
                        "se": band.se.round(6).tolist(),
-                       "method": "smooth bootstrap around the fit (Jeffreys-smoothed bin rates), sup-t "
-                                 "simultaneous band; monotone bounds beyond the data",
+                       "method": "parametric bootstrap around the fit (binomial bin counts), sup-t simultaneous band"
+                                 + (", bias-aware" if s.band_bias_aware else "") + "; monotone bounds beyond the data",
                        "resamples": s.band_resamples, "seed": s.band_seed,
                        "anchor_resampled": bool(anchored and anchor_n)}  # fmt: skip
         out["_refits"] = curves
