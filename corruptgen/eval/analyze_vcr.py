@@ -66,7 +66,7 @@ def add_vcr_similarity(asub: Any) -> None:
         description="Compares the VCR curves (accuracy s_a, consistency s_p) of several corruption functions for "
         "each observer: humans (the toolbox's human CSVs, as --human reads them) or a model (results files of "
         "corruptgen eval, or toolbox tables with a model column). For every pair: the delta_v ranges where the curves "
-        "differ significantly (a 5 %% test of the whole curve by default, as the paper's 83 %% overlap rule is for one "
+        "differ significantly (a 5 % test of the whole curve by default, as the paper's 83 % overlap rule is for one "
         "point), a verdict (similar = no difference over the compared range for every property), and the classes "
         "that follow (Shen et al., WACV 2025, section 4.4, Fig. 8, Fig. 12, App. E.1).",
     )
