@@ -92,6 +92,11 @@ def _cmd_eval(args) -> int:
         class_map=args.class_map, attacks=args.attacks,
     )  # fmt: skip
     print(run.summary())
+    from .metrics.vcr import refusals
+
+    for r in run.results:  # one line per VCR subset whose R̂ (or HMRI/MRSI) is null, with the reason
+        for line in refusals(r["metrics"].get("vcr") or {}):
+            print(f"note: {r['model']['name']}: {line}", file=sys.stderr)
     print(f"wrote {counted(len(run.files), 'file')} to {out}")
     return 0
 

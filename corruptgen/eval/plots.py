@@ -249,16 +249,19 @@ def _vcr_panel(ax, j: int, model: str, e: Mapping[str, Any], prop: str) -> None:
     if not curve:
         return
     color = _COLORS[j % 10]
-    y = np.array(curve["grid"])
     bins = curve["bins"]
     pts = [(bx, by, c) for bx, by, c in zip(bins["x"], bins["y"], bins["count"], strict=True) if by is not None]
     if pts:
         bx, by, bc = np.array(pts).T
         ax.scatter(bx, by, s=8 + 40 * bc / bc.max(), color=color, alpha=0.45, lw=0, label=f"{model} per-bin rate")
     space = " (16-class)" if h else ""
+    if curve.get("grid") is None:  # below the minimum support: the bin rates only
+        ax.plot([], [], color=color, lw=2, label=f"{model}{space}: no curve (too few usable Δv bins)")
+        return
+    y = np.array(curve["grid"])
     ax.plot(x, y, color=color, lw=2, label=f"{model}{space} R̂={curve['R']:.3f}")
     shade_band(ax, x, curve, color)
-    if h:
+    if h and h[f"human_curve_{prop}"].get("grid") is not None:
         hy = np.array(h[f"human_curve_{prop}"]["grid"])
         ax.plot(x, hy, color="black", lw=2, ls="--", label=f"human R̂={h[f'human_R_{prop}']:.3f}")
         shade_band(ax, x, h[f"human_curve_{prop}"], "0.4", "human ")

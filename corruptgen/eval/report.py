@@ -311,6 +311,10 @@ def _family_sections(rs: list[dict[str, Any]], fam: str) -> list[str]:
                              _num(h.get("hmri_a")), _num(h.get("mrsi_a")), _num(h.get("hmri_p")),
                              _num(h.get("mrsi_p"))])  # fmt: skip
         lines += _table(["subset", "model", "R̂_a", "R̂_p", "coverage %", "HMRI_a", "MRSI_a", "HMRI_p", "MRSI_p"], rows)
+        from .metrics.vcr import refusals
+
+        why = [f"* {r['model']['name']}: {line}" for r in rs for line in refusals(r["metrics"]["vcr"])]
+        lines += ["", "Not estimated (–), below the minimum support:", "", *why] if why else []
     elif fam == "optics":
         subs = list(dict.fromkeys(s for r in rs for s in r["metrics"]["optics"]["delta"]))
         lines += ["### Δ to the defocus-disk baseline (top-1 points, Eq. 3)", ""]
@@ -329,7 +333,8 @@ def _vcr_estimator(s: dict[str, Any]) -> str:
         what = f"monotone quantile spline τ = {s.get('tau', 0.5):g}, {rule}"
     bands = f"{100 * s.get('band_level', 0.83):g} % bands from {s['band_resamples']} resamples" if s.get(
         "band_resamples") else "no bands"  # fmt: skip
-    return f"Curves: {what}; {bands}."
+    need = f"; estimated with ≥ {s['min_support']:.0%} of the Δv bins usable" if "min_support" in s else ""
+    return f"Curves: {what}; {bands}{need}."
 
 
 def _ce(v: dict | None) -> str:

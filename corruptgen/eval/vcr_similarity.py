@@ -1,17 +1,25 @@
 """Visually similar corruption functions (Shen et al., WACV 2025, §4.4, Fig. 8, Fig. 12, App. E.1).
 
 Two corruption functions are *visually similar* for an observer (humans, or one model) when their VCR curves do not
-differ significantly: the paper's test is whether the 83 % confidence intervals of the two spline curves overlap
-(two independent estimates whose 83.4 % intervals do not overlap differ at about the 5 % level). Here the curves are
-the monotone quantile splines of :mod:`corruptgen.eval.metrics.vcr` with their pointwise bootstrap bands, compared on
-the 101-point Δv grid they are stored on:
+differ significantly. The paper's test is whether the 83 % confidence intervals of the two spline curves overlap: two
+independent estimates whose 83.4 % intervals do not overlap differ at about the 5 % level — for one point. Applied
+at every Δv of a curve it calls far more pairs different (the 101 grid points are many tests), and the overlap of two
+simultaneous bands far fewer. Here the same 5 % is kept for the whole curve (``metrics.vcr_bands.difference_test``): the
+difference of the two fits, standardised by its bootstrap standard error, against the 95 % quantile of its sup
+over paired bootstrap refits (``--bands simultaneous``, default); ``--bands pointwise`` tests each Δv alone at 5 %
+(the paper's rule point by point). Curves are the monotone quantile splines of :mod:`corruptgen.eval.metrics.vcr` on
+their 101-point Δv grid, and their refits are recomputed from the bins stored with them (the same draws as their
+bands):
 
-* per pair and property (accuracy s_a, consistency s_p): the Δv ranges where the bands overlap and where they do not
-  (there the two functions differ significantly: the paper's model question, e.g. Gaussian vs uniform noise for
-  Δv > 0.8), within the range both curves have data for (0 up to the upper edge of the last bin each one fills);
-* a verdict: similar when the bands overlap over the whole compared range, for every property;
+* per pair and property (accuracy s_a, consistency s_p): the Δv ranges where they differ significantly (the paper's
+  model question, e.g. Gaussian vs uniform noise for Δv > 0.8) and where they do not, within the range both curves
+  have data for (from 0 — the anchor — or the first usable bin of an unanchored curve, up to the upper edge of the
+  last usable bin of each);
+* a verdict: similar when they differ nowhere in the compared range, for every property;
 * classes: the connected components of the "similar" graph, and its maximal cliques (a class whose members are all
   pairwise similar is a clique; the paper's noise and blur classes are).
+
+A curve without an estimate (below the minimum support) is skipped, with its reason.
 
 Inputs (any mix): the toolbox's human CSVs (``transformation, vd_score, orig_pred, transf_pred, label``, as ``--human``
 reads them); toolbox-style model tables (the same columns plus ``model``, like the toolbox's eval_results.csv: one
@@ -30,12 +38,14 @@ from typing import Any
 import numpy as np
 
 from ..errors import CorruptgenError
-from .metrics.vcr import PLOT_GRID, HumanData, VCRSettings, human_curves, human_data_from_rows
+from .metrics.vcr import PLOT_GRID, HumanData, VCRSettings, curve_refits, human_curves, human_data_from_rows
+from .metrics.vcr_bands import difference_test
 from .predictions import Predictions
 
 PROPERTIES = ("a", "p")
 BAND_KINDS = ("simultaneous", "pointwise")
 TOLERANCE = 1e-9
+ALPHA = 0.05
 
 Curves = Mapping[str, Mapping[str, Mapping[str, Any]]]  # function -> property -> curve (grid, band, bins)
 
@@ -52,43 +62,48 @@ def runs(mask: np.ndarray, grid: np.ndarray = PLOT_GRID) -> list[list[float]]:
     return out
 
 
-def data_range(curve: Mapping[str, Any]) -> float:
-    """Upper Δv edge of the last bin that holds data (0 without any)."""
-    bins = curve.get("bins") or {}
-    xs = [x for x, y in zip(bins.get("x", []), bins.get("y", []), strict=False) if y is not None]
-    if not xs:
-        return 0.0
-    width = 1.0 / max(len(bins["x"]), 1)
-    return min(1.0, max(xs) + width / 2)
+def data_range(curve: Mapping[str, Any]) -> tuple[float, float]:
+    """The Δv range a curve has data for: from 0 (anchored) or its first usable bin, to the upper edge of its last
+    usable bin; (0, 0) without any. Curves of older results files (no ``support``): 0 to the last bin with data."""
+    if "support" not in curve:
+        bins = curve.get("bins") or {}
+        xs = [x for x, y in zip(bins.get("x", []), bins.get("y", []), strict=False) if y is not None]
+        return 0.0, (min(1.0, max(xs) + 0.5 / len(bins["x"])) if xs else 0.0)
+    sup = (curve.get("support") or {}).get("range")
+    if sup is None:
+        return 0.0, 0.0
+    return (0.0 if curve.get("anchor") is not None else float(sup[0])), float(sup[1])
 
 
-def compare_bands(a: Mapping[str, Any], b: Mapping[str, Any], grid: np.ndarray = PLOT_GRID,
-                  within: tuple[float, float] | None = None, kind: str = "simultaneous") -> dict[str, Any]:  # fmt: skip
-    """Overlap of two curves' confidence bands on ``grid`` (over ``within``, default: the Δv range both have data
-    for): ``overlap`` and ``differ`` ranges, the share of compared points that overlap and the verdict ``similar``."""
-    for c in (a, b):
-        if not c.get("band") or "simultaneous" not in c["band"]:
-            raise CorruptgenError("a curve has no confidence band (computed with --vcr-band-resamples 0?): "
-                                  "recompute it with `corruptgen report --recompute`")  # fmt: skip
-    span = (0.0, min(data_range(a), data_range(b))) if within is None else within
+def compare_curves(a: Mapping[str, Any], b: Mapping[str, Any], grid: np.ndarray = PLOT_GRID,
+                   within: tuple[float, float] | None = None, kind: str = "simultaneous",
+                   alpha: float = ALPHA) -> dict[str, Any]:  # fmt: skip
+    """Where two curves differ at level ``alpha`` (over ``within``, default: the Δv range both have data for):
+    ``differ`` and ``overlap`` (no significant difference) ranges, the share of compared points without a difference,
+    the critical value of the standardised difference and the verdict ``similar``."""
+    if within is None:
+        (alo, ahi), (blo, bhi) = data_range(a), data_range(b)
+        span = (max(alo, blo), min(ahi, bhi))
+    else:
+        span = within
     if span[1] <= span[0]:
-        return {"compared": None, "overlap": [], "differ": [], "overlap_share": None, "similar": False}
+        return {"compared": None, "overlap": [], "differ": [], "overlap_share": None, "similar": False,
+                "critical_value": None, "alpha": alpha}  # fmt: skip
     inside = (grid >= span[0] - TOLERANCE) & (grid <= span[1] + TOLERANCE)
-    ba, bb = (c["band"] if kind == "pointwise" else c["band"]["simultaneous"] for c in (a, b))
-    alo, ahi, blo, bhi = (np.asarray(v) for v in (ba["lo"], ba["hi"], bb["lo"], bb["hi"]))
-    overlap = (alo <= bhi + TOLERANCE) & (blo <= ahi + TOLERANCE)
+    fa, fb = (np.asarray(c["grid"], dtype=np.float64) for c in (a, b))
+    differ, q = difference_test(curve_refits(a), fa, curve_refits(b), fb, alpha=alpha, mask=inside,
+                                simultaneous=kind == "simultaneous")  # fmt: skip
     n = int(inside.sum())
-    share = float((overlap & inside).sum() / n) if n else None
-    return {"compared": [round(span[0], 6), round(span[1], 6)], "overlap": runs(overlap & inside, grid),
-            "differ": runs(~overlap & inside, grid), "overlap_share": share,
-            "similar": bool(n and (overlap | ~inside).all())}  # fmt: skip
+    return {"compared": [round(span[0], 6), round(span[1], 6)], "overlap": runs(~differ & inside, grid),
+            "differ": runs(differ, grid), "overlap_share": float((~differ & inside).sum() / n) if n else None,
+            "similar": bool(n and not differ.any()), "critical_value": round(q, 6), "alpha": alpha}  # fmt: skip
 
 
 def compare_pair(a: Mapping[str, Any], b: Mapping[str, Any], *, within: tuple[float, float] | None = None,
-                 bands: str = "simultaneous") -> dict[str, Any]:  # fmt: skip
-    """:func:`compare_bands` with both kinds of band (under ``pointwise`` and ``simultaneous``); the top-level fields
+                 bands: str = "simultaneous", alpha: float = ALPHA) -> dict[str, Any]:  # fmt: skip
+    """:func:`compare_curves` with both tests (under ``pointwise`` and ``simultaneous``); the top-level fields
     (``similar``, ``overlap``, ``differ``, ...) are those of ``bands``."""
-    both = {k: compare_bands(a, b, within=within, kind=k) for k in BAND_KINDS}
+    both = {k: compare_curves(a, b, within=within, kind=k, alpha=alpha) for k in BAND_KINDS}
     return {**both[bands], "bands": bands, **both}
 
 
@@ -124,15 +139,24 @@ def classes(names: Sequence[str], similar: set[frozenset[str]]) -> tuple[list[li
     return comps, sorted(cliques, key=lambda c: names.index(c[0]))
 
 
-def similarity(curves: Curves, *, properties: Sequence[str] = PROPERTIES,
-               within: tuple[float, float] | None = None, bands: str = "simultaneous") -> dict[str, Any]:  # fmt: skip
-    """Every pair of functions of one observer: band overlap per property, the verdict, the classes that follow."""
-    names = [n for n in curves if all(curves[n].get(p) for p in properties)]
+def similarity(curves: Curves, *, properties: Sequence[str] = PROPERTIES, within: tuple[float, float] | None = None,
+               bands: str = "simultaneous", alpha: float = ALPHA) -> dict[str, Any]:  # fmt: skip
+    """Every pair of functions of one observer: the test per property, the verdict, the classes that follow;
+    ``skipped``: the functions without a curve for some property, with the reason."""
+    skipped = {}
+    for n in curves:
+        why = [f"s_{p}: {(curves[n].get(p) or {}).get('refused') or 'no curve'}" for p in properties
+               if not curves[n].get(p) or curves[n][p].get("R") is None]  # fmt: skip
+        if why:
+            skipped[n] = "; ".join(why)
+    names = [n for n in curves if n not in skipped]
     pairs, similar = [], set()
     per_prop: dict[str, set[frozenset[str]]] = {p: set() for p in properties}
     for i, a in enumerate(names):
         for b in names[i + 1 :]:
-            by = {p: compare_pair(curves[a][p], curves[b][p], within=within, bands=bands) for p in properties}
+            by = {
+                p: compare_pair(curves[a][p], curves[b][p], within=within, bands=bands, alpha=alpha) for p in properties
+            }
             entry = {"functions": [a, b], "similar": all(v["similar"] for v in by.values()), "by_property": by}
             for p in properties:
                 if by[p]["similar"]:
@@ -143,13 +167,13 @@ def similarity(curves: Curves, *, properties: Sequence[str] = PROPERTIES,
     comps, cliques = classes(names, similar)
     return {"functions": {n: {p: {"R": curves[n][p]["R"], "bins_used": curves[n][p].get("bins_used"),
                                   "spline": curves[n][p].get("spline")} for p in properties} for n in names},
-            "skipped": [n for n in curves if n not in names], "pairs": pairs, "classes": comps, "cliques": cliques,
+            "skipped": skipped, "pairs": pairs, "classes": comps, "cliques": cliques,
             "classes_by_property": {p: classes(names, per_prop[p])[0] for p in properties}}  # fmt: skip
 
 
 def pair(result: Mapping[str, Any], a: str, b: str) -> dict[str, Any]:
     """The entry of the pair (a, b) in a :func:`similarity` result (either order): ``functions``, ``similar`` and
-    ``by_property[p]`` = :func:`compare_bands` of property p."""
+    ``by_property[p]`` = :func:`compare_pair` of property p."""
     for e in result["pairs"]:
         if set(e["functions"]) == {a, b}:
             return e
@@ -266,25 +290,30 @@ def vcr_similarity(
     properties: Sequence[str] = PROPERTIES,
     within: tuple[float, float] | None = None,
     bands: str = "simultaneous",
+    alpha: float = ALPHA,
 ) -> dict[str, Any]:
-    """Visually similar functions of each observer in ``inputs`` (module docstring), judged by the overlap of their
-    ``bands`` (``simultaneous``, default, or ``pointwise``) over ``within`` (default: the Δv range both curves have
-    data for). With ``out``: writes ``vcr-similarity.json`` and one Fig. 8-style plot per observer and property there.
-    Returns ``{"levels": band levels seen, "bands", "properties", "observers": {observer: :func:`similarity`}}``;
+    """Visually similar functions of each observer in ``inputs`` (module docstring), judged by the ``bands`` test
+    (``simultaneous``: the whole curve at level ``alpha``, default; ``pointwise``: each Δv at ``alpha``) over
+    ``within`` (default: the Δv range both curves have data for). With ``out``: writes ``vcr-similarity.json`` and
+    one Fig. 8-style plot per observer and property there. Returns ``{"levels": band levels seen, "bands", "alpha",
+    "properties", "observers": {observer: :func:`similarity`}}``;
     each observer's ``_curves`` holds the curves compared (not written)."""
     bad = [p for p in properties if p not in PROPERTIES]
     if bad or not properties:
         raise CorruptgenError(f"properties must be among {', '.join(PROPERTIES)}, got {', '.join(properties)}")
     if bands not in BAND_KINDS:
         raise CorruptgenError(f"bands must be one of {', '.join(BAND_KINDS)}, got {bands!r}")
+    if not 0 < alpha < 1:
+        raise CorruptgenError(f"alpha must lie in (0, 1), got {alpha}")
     observers = load_inputs(inputs, settings, properties)
     if not observers:
         raise CorruptgenError("no VCR curves in the inputs")
     levels = sorted({c[p]["band"]["level"] for curves in observers.values() for c in curves.values()
                      for p in properties if c.get(p) and c[p].get("band")})  # fmt: skip
-    result: dict[str, Any] = {"levels": levels, "bands": bands, "properties": list(properties), "observers": {}}
+    result: dict[str, Any] = {"levels": levels, "bands": bands, "alpha": alpha, "properties": list(properties),
+                              "observers": {}}  # fmt: skip
     for name, curves in observers.items():
-        found = similarity(curves, properties=properties, within=within, bands=bands)
+        found = similarity(curves, properties=properties, within=within, bands=bands, alpha=alpha)
         result["observers"][name] = {**found, "_curves": curves}
     if out is not None:
         result["plots"] = _write(result, Path(out))

@@ -1,5 +1,5 @@
 """Fig. 8 / Fig. 12 of Shen et al. (WACV 2025): the curves of one observer with their 83 % bands, one panel per class
-of visually similar functions, one for the functions similar to none, and the pairwise overlap matrix."""
+of visually similar functions, one for the functions similar to none, and the pairwise matrix of the test."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ TITLES = {"a": "accuracy $s_a$", "p": "consistency $s_p$"}
 
 def similarity_figure(obs: Mapping[str, Any], prop: str, observer: str, path: str | os.PathLike) -> Path:
     """Panels: each class of ≥ 2 similar functions, then the functions similar to none ("dissimilar"), each curve
-    with its shaded band; last, the share of the compared Δv range where each pair's bands overlap."""
+    with its shaded band; last, the share of the compared Δv range where each pair does not differ significantly."""
     plt = _plt()
     curves = obs["_curves"]
     groups = [(f"class {i + 1} (similar)", c) for i, c in enumerate(c for c in obs["classes"] if len(c) > 1)]
@@ -48,6 +48,10 @@ def similarity_figure(obs: Mapping[str, Any], prop: str, observer: str, path: st
 
 
 def _overlap_matrix(ax, obs: Mapping[str, Any], prop: str, names: list[str]) -> None:
+    if not names:  # every function skipped (no curve)
+        ax.text(0.5, 0.5, "no curves to compare", ha="center", va="center")
+        ax.axis("off")
+        return
     share = np.eye(len(names))
     for e in obs["pairs"]:
         i, j = (names.index(f) for f in e["functions"])
@@ -60,5 +64,5 @@ def _overlap_matrix(ax, obs: Mapping[str, Any], prop: str, names: list[str]) -> 
             i, j = (names.index(f) for f in e["functions"])
             for r, c in ((i, j), (j, i)):
                 ax.text(c, r, "=", ha="center", va="center", fontsize=7, color="white")
-    ax.set_title("share of Δv where the bands overlap (= similar)", fontsize=8)
+    ax.set_title("share of the compared Δv without a significant difference (= similar)", fontsize=8)
     ax.figure.colorbar(im, ax=ax, fraction=0.046, pad=0.04)

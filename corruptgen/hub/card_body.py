@@ -245,7 +245,20 @@ def _figures(build: Build, scan: ScanResult, assets: dict[str, bytes]) -> str:
                         f"{max(values):.3f} | {delta_v_coverage(values):.0%} |")  # fmt: skip
         out.append(f"Measured perceived change Δv = max(0, 1 − VIF) per subset:\n\n![Δv histogram]({DELTA_V})\n\n"
                    + "\n".join(rows))  # fmt: skip
+        out += _vcr_support(scan)
     return "\n\n".join(out) if out else "_No images to show._"
+
+
+def _vcr_support(scan: ScanResult) -> list[str]:
+    """A note on the subsets whose Δv coverage is below the minimum support of a VCR curve (no R̂ from them)."""
+    from ..eval.metrics.vcr_support import MIN_SUPPORT
+
+    thin = [f"`{n}` ({delta_v_coverage(v):.0%})" for n, v in scan.delta_v.items() if delta_v_coverage(v) < MIN_SUPPORT]
+    if not thin:
+        return []
+    return [f"With its default settings (40 bins of ≥ 20 images, at least {MIN_SUPPORT:.0%} of them) `corruptgen "
+            f"eval` estimates no VCR curve for a subset covered less (R̂_a, R̂_p, HMRI and MRSI are null, with the "
+            f"reason): {', '.join(thin)}."]  # fmt: skip
 
 
 def _loading(build: Build, repo_id: str | None, schemas: dict[str, SubsetSchema]) -> str:

@@ -63,9 +63,9 @@ def test_known_similar_and_known_different_human_functions_from_the_cli(tmp_path
     assert noise["similar"] and noise["by_property"]["a"]["overlap"] == [[0.0, 1.0]]
     blur = pair(human, "gaussian_blur", "shot_noise")["by_property"]["a"]
     # the early drop (turning point 0.45) and the late one (0.8) differ in between, not at the ends
-    assert not blur["similar"] and len(blur["differ"]) == 1
-    lo, hi = blur["differ"][0]
-    assert 0.2 < lo < 0.45 and 0.8 < hi < 1.0
+    assert not blur["similar"] and blur["alpha"] == 0.05 and blur["critical_value"] > 1.96
+    lo, hi = blur["differ"][0][0], blur["differ"][-1][1]
+    assert 0.2 < lo < 0.45 and 0.8 < hi < 1.0 and blur["overlap"][0][0] == 0.0
     assert blur["pointwise"]["overlap_share"] <= blur["simultaneous"]["overlap_share"]
     assert (out / "vcr-similarity-human-a.png").exists() and res["properties"] == ["a"]
     printed = capsys.readouterr().out
@@ -88,13 +88,26 @@ def test_a_models_gaussian_and_uniform_noise_differ_only_above_0_8(tmp_path):
     assert len(differ) == 1 and 0.8 <= differ[0][0] <= 0.9 and differ[0][1] == 1.0
 
 
-def test_a_real_build_evaluated_by_a_model(tmp_path):
+def test_a_real_build_evaluated_by_a_model(tmp_path, capsys):
     import corruptgen
     from corruptgen.eval import MetricOptions, evaluate
 
     corruptgen.build("vcr", out=tmp_path, subsets="gaussian_noise,uniform_noise", limit=2, per_image=2,
                      progress=False, card=False)  # fmt: skip
-    opts = MetricOptions(vcr=VCRSettings(bins=4, min_per_bin=1, band_resamples=20))
+    # 4 images per subset: with the default 40 bins of 20 no curve is estimated, and eval says so once per subset
+    fake = ["--model", "fake=eval_helpers:fake_model", "--no-progress"]
+    assert main(["eval", str(tmp_path / "vcr"), "--out", str(tmp_path / "dflt"), *fake]) == 0
+    notes = [line for line in capsys.readouterr().err.splitlines() if line.startswith("note: fake: VCR")]
+    assert [n.split(":")[2].strip() for n in notes] == ["VCR gaussian_noise", "VCR uniform_noise"]
+    assert "R_a, R_p not estimated: 0 of 40 Δv bins hold ≥ 20 images" in notes[0]
+    (res,) = (tmp_path / "dflt").glob("results-*.json")
+    e = json.loads(res.read_text())["metrics"]["vcr"]["subsets"]["gaussian_noise"]
+    assert e["R_a"] is None and e["refused"]["R_a"].startswith("0 of 40") and e["curve_a"]["grid"] is None
+    report = (tmp_path / "dflt" / "report.md").read_text()
+    assert "Not estimated (–), below the minimum support:" in report and "* fake: VCR uniform_noise: R_a" in report
+    assert main(["analyze", "vcr-similarity", str(tmp_path / "dflt"), "--out", str(tmp_path / "s0")]) == 0
+    assert "skipped gaussian_noise: s_a: 0 of 40 Δv bins" in capsys.readouterr().err
+    opts = MetricOptions(vcr=VCRSettings(bins=4, min_per_bin=1, band_resamples=20, min_support=0))
     run = evaluate(tmp_path / "vcr", [fake_model()], out=tmp_path / "res", options=opts, report=False)
     curve = run.results[0]["metrics"]["vcr"]["subsets"]["gaussian_noise"]["curve_a"]
     assert curve["spline"]["method"] == "quantile" and len(curve["band"]["lo"]) == 101

@@ -70,25 +70,50 @@ def test_lambda_by_sic_is_on_the_grid_and_recorded():
         vcr.VCRSettings(spline="least-squares", lam="sic")
 
 
-def test_bands_are_deterministic_contain_the_fit_and_widen_when_simultaneous():
+def test_bands_are_deterministic_centred_on_the_fit_and_sup_t_simultaneous():
     dv, correct = table_with_outliers(8_000, (), seed=3)
-    s = vcr.VCRSettings(band_resamples=40)
+    s = vcr.VCRSettings(band_resamples=60)
     c = vcr.vcr_curve(dv, correct, 0.9, s, anchor_n=500, key="x/a")
     again = vcr.vcr_curve(dv, correct, 0.9, s, anchor_n=500, key="x/a")
     other = vcr.vcr_curve(dv, correct, 0.9, s, anchor_n=500, key="y/a")
     band, grid = c["band"], np.array(c["grid"])
     assert band == again["band"] and band != other["band"]  # fixed seed per curve key
-    lo, hi = np.array(band["lo"]), np.array(band["hi"])
-    slo, shi = np.array(band["simultaneous"]["lo"]), np.array(band["simultaneous"]["hi"])
-    assert band["level"] == 0.83 and band["resamples"] == 40 and band["anchor_resampled"]
-    assert np.all(slo <= lo + 1e-12) and np.all(hi <= shi + 1e-12) and np.all(lo <= hi)
-    assert np.mean((lo - 0.02 <= grid) & (grid <= hi + 0.02)) > 0.95
-    assert hi[0] > lo[0]  # the anchor (clean accuracy on 500 images) is resampled too
+    lo, hi, se = np.array(band["lo"]), np.array(band["hi"]), np.array(band["se"])
+    slo, shi, q = np.array(band["simultaneous"]["lo"]), np.array(band["simultaneous"]["hi"]), band["simultaneous"]["q"]
+    assert band["level"] == 0.83 and band["resamples"] == 60 and band["anchor_resampled"]
+    z = 1.3722  # the normal quantile of 0.915: the pointwise band is the fit ± z se (clipped to [0, 1])
+    assert np.allclose(hi, np.clip(grid + z * se, 0, 1), atol=2e-6) and np.allclose(lo, np.clip(grid - z * se, 0, 1),
+                                                                                      atol=2e-6)  # fmt: skip
+    assert q > z and np.allclose(shi, np.clip(grid + q * se, 0, 1), atol=2e-6)  # sup-t: wider than pointwise
+    assert np.all(slo <= lo + 1e-12) and np.all(hi <= shi + 1e-12)
+    assert se[0] > 0  # the anchor (clean accuracy on 500 images) is resampled too
     truth = known(vcr.PLOT_GRID)
     assert np.mean((slo <= truth + 0.01) & (truth <= shi + 0.01)) > 0.9
     # a fixed anchor (consistency of a deterministic model) stays fixed; bins all right keep a spread (Jeffreys)
     ones = vcr.vcr_curve(dv, np.ones_like(correct), 1.0, s, key="p")
     assert ones["band"]["lo"][0] == ones["band"]["hi"][0] == 1.0 and ones["band"]["lo"][50] < 1.0
+    assert ones["band"]["se"][0] == 0.0 and ones["R"] == 1.0
+    # bias-aware: the same refits, deviations from the fit (their offset added): never narrower than sup-t
+    aware = vcr.vcr_curve(dv, correct, 0.9, vcr.VCRSettings(band_resamples=60, band_bias_aware=True), anchor_n=500,
+                          key="x/a")["band"]  # fmt: skip
+    assert aware["se"] == band["se"] and aware["simultaneous"]["q"] >= q and "bias-aware" in aware["method"]
+
+
+def test_hot_started_refits_equal_cold_linprog_solves():
+    """The bootstrap refits through HiGHS hot starts give the optima linprog gives from scratch."""
+    from corruptgen.eval.metrics.vcr_lp import Refitter
+    from corruptgen.eval.metrics.vcr_spline import QuantileSplineLP
+
+    dv, correct = table_with_outliers(4_000, (), seed=4)
+    x, rate, count = vcr.bin_performance(dv, correct)
+    lp = QuantileSplineLP(x, np.sqrt(count), anchor=0.9)
+    hot = Refitter(lp, 3e-4)
+    assert hot.highs is not None  # scipy's bundled HiGHS bindings are there (scipy >= 1.15)
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        y, a = rng.beta(rate * count + 0.5, (1 - rate) * count + 0.5), rng.uniform(0.85, 0.95)
+        cold = lp.solve(y, 3e-4, a, tie_break=False)
+        assert hot(y, a).area() == pytest.approx(cold.area(), abs=1e-9)
 
 
 def test_vcr_metrics_record_the_estimator_and_the_cli_flags_choose_it():
@@ -98,7 +123,9 @@ def test_vcr_metrics_record_the_estimator_and_the_cli_flags_choose_it():
                                    "--vcr-band-resamples", "0"]))  # fmt: skip
     assert (s.spline, s.lam, s.band_resamples) == ("least-squares", 1e-3, 0)
     s = vcr_settings(p.parse_args(["--vcr-smoothing", "sic", "--vcr-tau", "0.4"]))
-    assert (s.spline, s.lam, s.tau, s.band_resamples) == ("quantile", "sic", 0.4, 100)
+    assert (s.spline, s.lam, s.tau, s.band_resamples, s.min_support) == ("quantile", "sic", 0.4, 500, 0.5)
+    assert vcr_settings(p.parse_args(["--vcr-min-support", "0.25"])).min_support == 0.25
+    assert vcr_settings(p.parse_args(["--vcr-band-bias-aware"])).band_bias_aware
     with pytest.raises(SystemExit):
         p.parse_args(["--vcr-smoothing", "smooth"])
     with pytest.raises(CorruptgenError, match="tau"):

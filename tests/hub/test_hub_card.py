@@ -218,6 +218,8 @@ def test_delta_v_figure_and_table(syn2nat_copy):
     assert set(card.assets) == {card_mod.GRID, card_mod.DELTA_V}
     assert "![Δv histogram](images/delta_v_histogram.png)" in card.text
     assert "| `solarize` | 10 |" in card.text and "| `posterize` | 10 |" in card.text
+    # 10 samples in 40 bins: a default evaluation estimates no VCR curve there, and the card says so
+    assert "estimates no VCR curve for a subset covered less" in card.text and "`posterize` (0%)" in card.text
     infos = DatasetInfosDict.from_dataset_card_data(DatasetCard(card.text).data)
     assert infos["posterize"].features["json"]["params"]["delta_v"] == datasets.Value("float64")
 

@@ -6,15 +6,14 @@ Algorithm 1).
 * the curve: a monotone (non-increasing) quantile smoothing spline (Koenker, Ng & Portnoy, Biometrika 1994, the
   paper's [25]; :mod:`.vcr_spline`) by default, or :func:`fit_monotone_spline`, a least-squares smoothing spline
   (``VCRSettings(spline="least-squares")``); both anchored at Δv = 0 to the clean accuracy (accuracy curve) or to 1
-  (consistency curve of a deterministic model), as Appendix C asks, and both with pointwise 83 % bootstrap bands
-  (§4.4, App. E.1). The public toolbox instead gives empty bins accuracy 0, fits an unconstrained
-  ``UnivariateSpline`` and takes a running minimum, with no anchoring (Shen et al., WACV 2025, §3); that is a known
-  defect and is not reproduced.
+  (consistency curve of a deterministic model), as Appendix C asks, and both with 83 % bootstrap bands, pointwise
+  and simultaneous (§4.4, App. E.1; :mod:`.vcr_bands`). One curve: :mod:`.vcr_fit`; what it rests on, the refusal
+  below a minimum support and the rule at the ends: :mod:`.vcr_support`. The public toolbox instead gives empty
+  bins accuracy 0, fits an unconstrained ``UnivariateSpline`` and takes a running minimum, with no anchoring (Shen
+  et al., WACV 2025, §3); that is a known defect and is not reproduced.
 * R̂ = ∫₀¹ s(v) dv; HMRI = 1 − A^{h>m}/A^h and MRSI = A^{m>h}/A^m (Definitions 1–2); coverage = share of 40
-  equal-width Δv bins holding ≥ 20 images (§4.1).
-
-Bins: Alg. 1 writes j = ⌊v(M − 1)⌋, which leaves bin M − 1 for Δv = 1 exactly; corruptgen uses M equal-width bins
-over [0, 1] (as the coverage definition does), each placed at its centre.
+  equal-width Δv bins holding ≥ 20 images (§4.1). A curve below the minimum support has R̂ = ``None`` and a reason,
+  and so have HMRI and MRSI computed from it.
 """
 
 from __future__ import annotations
@@ -29,28 +28,23 @@ import numpy as np
 
 from ...errors import CorruptgenError
 from ..predictions import Predictions
-from .vcr_spline import (
-    DEFAULT_LAMBDA,
-    LEAST_SQUARES,
-    QUANTILE,
-    SPLINES,
-    LinearSpline,
-    MonotoneSpline,
-    QuantileSplineLP,
-    bootstrap_band,
-    constant_curve,
-    fit_monotone_spline,
-    fit_quantile_spline,
+from .vcr_fit import (
+    GRID,
+    PLOT_GRID,
+    VCRSettings,
+    bin_index,
+    bin_performance,
+    coverage,
+    curve_refits,
+    fit_curve,
+    vcr_curve,
 )
+from .vcr_spline import LinearSpline, MonotoneSpline, fit_monotone_spline, fit_quantile_spline
 
 __all__ = ["GRID", "PLOT_GRID", "SIXTEEN_CLASSES", "HumanData", "LinearSpline", "MonotoneSpline", "VCRSettings",
-           "bin_index", "bin_performance", "compare_curves", "coverage", "fit_curve", "fit_monotone_spline",
-           "fit_quantile_spline", "human_curves", "human_data_from_rows", "load_human_csv", "map_to_16", "probs_to_16",
-           "vcr_curve", "vcr_metrics"]  # fmt: skip
-
-GRID = np.linspace(0.0, 1.0, 1001)
-LS_LAMBDA = 1e-4  # λ of the least-squares spline
-PLOT_GRID = np.linspace(0.0, 1.0, 101)
+           "bin_index", "bin_performance", "compare_curves", "coverage", "curve_refits", "fit_curve",
+           "fit_monotone_spline", "fit_quantile_spline", "human_curves", "human_data_from_rows", "load_human_csv",
+           "map_to_16", "probs_to_16", "refusals", "vcr_curve", "vcr_metrics"]  # fmt: skip
 
 # ---- the Geirhos et al. 16 entry-level classes (Shen et al., WACV 2025, §4) ----------------------------------
 
@@ -95,31 +89,7 @@ def probs_to_16(probs: np.ndarray) -> np.ndarray:
     return np.array([names[i] for i in means.argmax(axis=1)], dtype=object)
 
 
-# ---- binning, spline, areas -----------------------------------------------------------------------------------------
-
-
-def bin_index(delta_v: np.ndarray, n_bins: int) -> np.ndarray:
-    """Equal-width bin of each Δv (clipped to [0, 1]; Δv = max(0, 1 − VIF), so VIF > 1 lands in bin 0)."""
-    v = np.clip(np.asarray(delta_v, dtype=np.float64), 0.0, 1.0)
-    return np.minimum((v * n_bins).astype(np.int64), n_bins - 1)
-
-
-def bin_performance(delta_v: np.ndarray, correct: np.ndarray, *, n_bins: int = 40, min_count: int = 20):
-    """Per-bin rate of ``correct`` (Alg. 1): (bin centres, rate or NaN for bins under ``min_count``, counts)."""
-    ok = np.isfinite(delta_v)
-    j = bin_index(delta_v[ok], n_bins)
-    count = np.bincount(j, minlength=n_bins)
-    hits = np.bincount(j, weights=np.asarray(correct, dtype=np.float64)[ok], minlength=n_bins)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        rate = np.where(count >= max(min_count, 1), hits / np.maximum(count, 1), np.nan)
-    return (np.arange(n_bins) + 0.5) / n_bins, rate, count
-
-
-def coverage(delta_v: np.ndarray, *, n_bins: int = 40, min_count: int = 20) -> float:
-    """Share of ``n_bins`` equal-width Δv bins holding at least ``min_count`` images (Shen et al., WACV 2025, §4.1)."""
-    v = np.asarray(delta_v, dtype=np.float64)
-    v = v[np.isfinite(v)]
-    return float((np.bincount(bin_index(v, n_bins), minlength=n_bins) >= min_count).mean())
+# ---- areas ---------------------------------------------------------------------------------------------------------
 
 
 def compare_curves(model: np.ndarray, human: np.ndarray, grid: np.ndarray = GRID) -> dict[str, float | None]:
@@ -129,105 +99,6 @@ def compare_curves(model: np.ndarray, human: np.ndarray, grid: np.ndarray = GRID
     a_mh = float(np.trapezoid(np.maximum(model - human, 0), grid))
     return {"A_m": a_m, "A_h": a_h, "A_h>m": a_hm, "A_m>h": a_mh,
             "hmri": 1 - a_hm / a_h if a_h > 0 else None, "mrsi": a_mh / a_m if a_m > 0 else None}  # fmt: skip
-
-
-@dataclass(frozen=True)
-class VCRSettings:
-    """M bins and minimum L per bin (Alg. 1, M = 40), the coverage rule, the curve estimator and its bands.
-
-    ``spline``: ``"quantile"`` (default; τ = ``tau``) or ``"least-squares"``; ``lam``: its λ (None = the estimator's
-    default: :data:`~.vcr_spline.DEFAULT_LAMBDA` or 1e-4), or ``"sic"`` (quantile only); ``band_*``: the pointwise
-    bootstrap band (``band_resamples=0``: no band)."""
-
-    bins: int = 40
-    min_per_bin: int = 20
-    coverage_bins: int = 40
-    coverage_min: int = 20
-    n_segments: int = 10
-    lam: float | str | None = None
-    sixteen: str = "argmax"  # how a 1000-way decision becomes a 16-class one when comparing with humans
-    spline: str = QUANTILE
-    tau: float = 0.5
-    band_level: float = 0.83
-    band_resamples: int = 100
-    band_seed: int = 0
-
-    def __post_init__(self) -> None:
-        if self.spline not in SPLINES:
-            raise CorruptgenError(f"VCR spline must be one of {', '.join(SPLINES)}, got {self.spline!r}")
-        if isinstance(self.lam, str) and (self.lam != "sic" or self.spline != QUANTILE):
-            raise CorruptgenError(
-                f"VCR smoothing must be a number (or 'sic' for the quantile spline), got {self.lam!r}"
-            )
-        if not 0 < self.tau < 1 or not 0 < self.band_level < 1 or self.band_resamples < 0:
-            raise CorruptgenError("VCR tau and band level must lie in (0, 1), band resamples >= 0")
-
-    @property
-    def smoothing(self) -> float | str:
-        """λ as used: the given value, or the estimator's default (3e-4 quantile, 1e-4 least squares)."""
-        if self.lam is not None:
-            return self.lam
-        return DEFAULT_LAMBDA if self.spline == QUANTILE else LS_LAMBDA
-
-    def to_dict(self) -> dict[str, Any]:
-        return {**self.__dict__, "lam": self.smoothing}
-
-
-def fit_curve(x: np.ndarray, rate: np.ndarray, count: np.ndarray, anchor: float | None, s: VCRSettings):
-    """The spline of ``s.spline`` through the bin rates (NaN = missing bin): (spline, its description, and
-    ``refit(rates, anchor)`` at the same λ for bootstrap resamples)."""
-    ok = np.isfinite(rate)
-    if s.spline == LEAST_SQUARES:
-        lam = float(s.smoothing)
-
-        def refit(y: np.ndarray, a: float | None) -> MonotoneSpline:
-            return fit_monotone_spline(x, y, count, anchor=a, n_segments=s.n_segments, lam=lam)
-
-        info = {"method": LEAST_SQUARES, "lam": lam, "lam_rule": "fixed", "weights": "n_j", "n_segments": s.n_segments}
-        return refit(rate, anchor), info, refit
-    rule = s.lam if isinstance(s.lam, str) else "fixed"
-    info = {"method": QUANTILE, "tau": s.tau, "lam_rule": rule, "weights": "sqrt(n_j)"}
-    if not ok.any():
-        return constant_curve(anchor), {**info, "lam": None}, lambda y, a: constant_curve(a)
-    lp = QuantileSplineLP(x[ok], np.sqrt(count[ok]), anchor=anchor, tau=s.tau)
-    spline = lp.fit(rate[ok], s.smoothing)
-    return spline, {**info, "lam": spline.lam}, lambda y, a: lp.solve(y[ok], spline.lam, a)
-
-
-def vcr_curve(
-    delta_v: np.ndarray,
-    correct: np.ndarray,
-    anchor: float | None,
-    settings: VCRSettings | None = None,
-    *,
-    anchor_n: int | None = None,
-    key: str = "",
-) -> dict[str, Any]:
-    """Fit one VCR curve to images with visual change ``delta_v`` and outcome ``correct`` (right, or consistent),
-    anchored at Δv = 0 to ``anchor`` (None: free).
-
-    Returns ``R`` (R̂, the area), ``grid`` (the curve on 101 points of [0, 1]), ``spline`` (estimator, τ, λ and how
-    λ was chosen), ``bins`` (x, rate or None, count) and ``band``: ``lo``/``hi`` (pointwise) and ``simultaneous``
-    on the same grid, at ``settings.band_level``; the anchor is resampled when it was measured on ``anchor_n``
-    images, and ``key`` names the curve's bootstrap stream."""
-    s = settings or VCRSettings()
-    x, rate, count = bin_performance(delta_v, correct, n_bins=s.bins, min_count=s.min_per_bin)
-    spline, info, refit = fit_curve(x, rate, count, anchor, s)
-    used = int(np.isfinite(rate).sum())
-    out = {"R": spline.area(), "anchor": anchor, "bins_used": used, "grid": spline(PLOT_GRID).round(6).tolist(),
-           "spline": info, "bins": {"x": x.round(6).tolist(), "count": count.tolist(),
-                                    "y": [None if not np.isfinite(v) else float(v) for v in rate]},
-           "band": None, "_spline": spline}  # fmt: skip
-    if s.band_resamples:
-        band = bootstrap_band(refit, rate, count, PLOT_GRID, anchor=anchor, anchor_n=anchor_n, level=s.band_level,
-                              resamples=s.band_resamples, seed=s.band_seed, key=key)  # fmt: skip
-        out["band"] = {"level": s.band_level, "lo": band.lo.round(6).tolist(), "hi": band.hi.round(6).tolist(),
-                       "simultaneous": {"lo": band.simultaneous_lo.round(6).tolist(),
-                                        "hi": band.simultaneous_hi.round(6).tolist()},
-                       "method": "bootstrap over the images of each bin (Jeffreys-smoothed)",
-                       "resamples": s.band_resamples, "seed": s.band_seed,
-                       "anchor_resampled": bool(anchor is not None and anchor_n)}  # fmt: skip
-    return out
 
 
 # ---- human data -----------------------------------------------------------------------------------------------------
@@ -351,6 +222,9 @@ def vcr_metrics(
         p = vcr_curve(dv[has_ref], top1[has_ref] == ref[has_ref], 1.0, s, key=f"{name}/p") if has_ref.any() else None
         entry.update({"R_a": a and a["R"], "R_p": p and p["R"], "curve_a": a and _public(a),
                       "curve_p": p and _public(p)})  # fmt: skip
+        refused = {f"R_{k}": c["refused"] for k, c in (("a", a), ("p", p)) if c and c["refused"]}
+        if refused:
+            entry["refused"] = refused
         corruption = str(pred.subsets.get(name, {}).get("corruption"))
         hkey = next((k for k in (name, corruption, "*") if k in (humans or {})), None)
         if hkey is not None and use16:
@@ -385,10 +259,32 @@ def _human_comparison(pred: Predictions, rows: np.ndarray, col16: np.ndarray, hc
     m_a = vcr_curve(pred.delta_v[rows][keep], dec[keep] == label16[keep], anchor, s, anchor_n=int(in16.sum()),
                     key=f"{name}/16/a")  # fmt: skip
     m_p = vcr_curve(pred.delta_v[rows][has_ref], dec[has_ref] == ref[has_ref], 1.0, s, key=f"{name}/16/p")
-    ca = compare_curves(m_a["_spline"](GRID), hc["a"]["_spline"](GRID))
-    cp = compare_curves(m_p["_spline"](GRID), hc["p"]["_spline"](GRID))
-    return {"n_human": hc["n"], "n_model_16": int(keep.sum()), "label_space": f"16-class ({s.sixteen})",
-            "model_R_a": m_a["R"], "model_R_p": m_p["R"], "human_R_a": hc["a"]["R"], "human_R_p": hc["p"]["R"],
-            "hmri_a": ca["hmri"], "mrsi_a": ca["mrsi"], "hmri_p": cp["hmri"], "mrsi_p": cp["mrsi"],
-            "areas_a": ca, "areas_p": cp, "model_curve_a": _public(m_a), "model_curve_p": _public(m_p),
-            "human_curve_a": _public(hc["a"]), "human_curve_p": _public(hc["p"])}  # fmt: skip
+    out: dict[str, Any] = {"n_human": hc["n"], "n_model_16": int(keep.sum()), "label_space": f"16-class ({s.sixteen})",
+                           "model_R_a": m_a["R"], "model_R_p": m_p["R"], "human_R_a": hc["a"]["R"],
+                           "human_R_p": hc["p"]["R"]}  # fmt: skip
+    refused = {}
+    for prop, m in (("a", m_a), ("p", m_p)):
+        h = hc[prop]
+        why = "; ".join(f"{who} curve: {c['refused']}" for who, c in (("model", m), ("human", h)) if c["refused"])
+        if why:
+            refused[f"hmri_{prop}"] = refused[f"mrsi_{prop}"] = why
+            cmp: dict[str, Any] = {"hmri": None, "mrsi": None}
+        else:
+            cmp = compare_curves(m["_spline"](GRID), h["_spline"](GRID))
+        out.update({f"hmri_{prop}": cmp["hmri"], f"mrsi_{prop}": cmp["mrsi"], f"areas_{prop}": cmp,
+                    f"model_curve_{prop}": _public(m), f"human_curve_{prop}": _public(h)})  # fmt: skip
+    if refused:
+        out["refused"] = refused
+    return out
+
+
+def refusals(metrics: Mapping[str, Any]) -> list[str]:
+    """One line per VCR subset whose R̂ (or HMRI/MRSI) was not estimated, with the reason (``corruptgen eval``
+    prints them)."""
+    lines = []
+    for name, e in (metrics.get("subsets") or {}).items():
+        why = {**(e.get("refused") or {}), **((e.get("human") or {}).get("refused") or {})}
+        if why:
+            reasons = list(dict.fromkeys(why.values()))
+            lines.append(f"VCR {name}: {', '.join(why)} not estimated: {' | '.join(reasons)}")
+    return lines

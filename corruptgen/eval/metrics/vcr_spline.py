@@ -1,4 +1,4 @@
-"""The VCR curve estimator: a monotone (non-increasing), anchored quantile smoothing spline, and its 83 % bands.
+"""The VCR curve estimator: a monotone (non-increasing), anchored quantile smoothing spline.
 
 Shen et al. (WACV 2025, §3 and App. C) smooth the per-bin rates a_v / p_v with "monotonic smoothing splines" citing
 Koenker, Ng & Portnoy, "Quantile smoothing splines", Biometrika 81(4), 1994: the τ-th quantile curve minimising
@@ -21,20 +21,16 @@ chosen by the simulation in ``scripts/vcr_spline_study.py`` (docs/vcr.md); ``lam
 Schwarz criterion SIC(λ) = log(n⁻¹ Σ w̄ ρ_τ(r_j)) + ½ n⁻¹ p_λ log n (p_λ = interpolated points), which the same
 study shows over-smoothing when outlier bins inflate the residual scale.
 
-Bands: pointwise percentile bootstrap over the images within each bin (a bin of n_j images with rate y_j is
-resampled as Binomial(n_j, y_j)/n_j; an anchor measured on n_0 clean images likewise), refitted at the chosen λ,
-with a fixed seed. The paper compares curves by whether their 83 % intervals overlap (§4.4, App. E.1): two
-independent estimates whose 83.4 % intervals do not overlap differ at about the 5 % level (Payton, Greenstone &
-Schenker, J. Insect Science 2003; Austin & Hux, J. Vasc. Surg. 2002).
+One answer: among tied optimal curves the one closest to the rates (:mod:`.vcr_lp`). Bands: :mod:`.vcr_bands`.
 """
 
 from __future__ import annotations
 
-import zlib
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+
+from ...errors import CorruptgenError
 
 QUANTILE = "quantile"
 LEAST_SQUARES = "least-squares"
@@ -76,42 +72,60 @@ def fit_quantile_spline(
     anchor: float | None = None,
     tau: float = 0.5,
     lam: float | str = DEFAULT_LAMBDA,
+    support: tuple[float, float] = (0.0, 1.0),
+    method: str = "highs",
 ) -> LinearSpline:
     """Monotone (non-increasing) quantile smoothing spline of points (x, y) on [0, 1] with weights w.
 
     Minimises the KNP94 objective of the module docstring over linear splines with knots at 0, every distinct x and
     1, subject to g non-increasing, 0 ≤ g ≤ 1 and, with ``anchor``, g(0) = anchor. ``lam`` is a number or ``"sic"``
-    (Schwarz criterion over :data:`SIC_GRID`). NaN points are ignored; with none left the curve is the constant
-    anchor (or 0). One HiGHS linear program per λ.
+    (Schwarz criterion over :data:`SIC_GRID`). Among tied optimal curves the one closest to the points is returned
+    (:func:`.vcr_lp.tie_break`), whatever the HiGHS ``method`` or the order of the points. ``support`` = (lo, hi):
+    the Δv range the data stand for; the curve is held flat beyond hi (and below lo when not anchored) instead of
+    running on. NaN points are ignored; with none left the curve is the constant anchor (or 0). x, y (and w) must
+    have the same length; the anchor must be None or a number in [0, 1].
     """
     x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
     w = np.ones_like(x) if w is None else np.asarray(w, dtype=np.float64)
+    if not x.shape == y.shape == w.shape:
+        raise CorruptgenError(f"VCR spline: x, y and w must have one length each, got {x.size}, {y.size}, {w.size}")
+    check_anchor(anchor)
     ok = np.isfinite(x) & np.isfinite(y) & (w > 0)
     if not ok.any():
         return constant_curve(anchor)
-    return QuantileSplineLP(x[ok], w[ok], anchor=anchor, tau=tau).fit(y[ok], lam)
+    return QuantileSplineLP(x[ok], w[ok], anchor=anchor, tau=tau, support=support, method=method).fit(y[ok], lam)
+
+
+def check_anchor(anchor: float | None) -> None:
+    """A curve's anchor is None (free) or a number in [0, 1]; NaN is refused, not ignored."""
+    if anchor is not None and not (isinstance(anchor, (int, float, np.floating)) and 0.0 <= float(anchor) <= 1.0):
+        raise CorruptgenError(f"VCR anchor must be None or a number in [0, 1], got {anchor!r}")
 
 
 class QuantileSplineLP:
     """The linear program of :func:`fit_quantile_spline` for fixed abscissae, weights, anchor and τ; ``solve`` takes
     the rates and λ (and optionally another anchor), so bootstrap resamples reuse it.
 
-    Variables: g(0), the decrements δ_k = g(t_{k−1}) − g(t_k) ≥ 0 (monotone by construction), the residual parts
-    u⁺, u⁻ ≥ 0 and e_k ≥ |slope change at knot k|. Rows: g(x_j) + u⁺_j − u⁻_j = y_j; ±(slope change) ≤ e; g(1) ≥ 0.
+    Variables: g at the first knot, the decrements δ_k = g(t_{k−1}) − g(t_k) ≥ 0 (monotone by construction), the
+    residual parts u⁺, u⁻ ≥ 0 and e_k ≥ |slope change at knot k|. Rows: g(x_j) + u⁺_j − u⁻_j = y_j; ±(slope change)
+    ≤ e; g(last knot) ≥ 0. Knots: 0 (or ``support[0]`` without an anchor), every distinct x, ``support[1]``.
     """
 
-    def __init__(self, x: np.ndarray, w: np.ndarray | None = None, *, anchor: float | None = None,
-                 tau: float = 0.5) -> None:  # fmt: skip
+    def __init__(self, x: np.ndarray, w: np.ndarray | None = None, *, anchor: float | None = None, tau: float = 0.5,
+                 support: tuple[float, float] = (0.0, 1.0), method: str = "highs") -> None:  # fmt: skip
         from scipy import sparse
 
         if not 0.0 < tau < 1.0:
             raise ValueError(f"tau must be in (0, 1), got {tau}")
-        x = np.clip(np.asarray(x, dtype=np.float64), 0.0, 1.0)
+        lo, hi = (float(v) for v in support)
+        lo = 0.0 if anchor is not None else lo
+        x = np.clip(np.asarray(x, dtype=np.float64), lo, hi)
         w = np.ones_like(x) if w is None else np.asarray(w, dtype=np.float64)
         w = w / w.mean()
-        self.knots = np.unique(np.r_[0.0, x, 1.0])
+        self.knots = np.unique(np.r_[lo, x, hi])
         self.at = np.searchsorted(self.knots, x)  # knot index of each point
-        self.w, self.anchor, self.tau = w, anchor, tau
+        self.w, self.anchor, self.tau, self.method = w, anchor, tau, method
+        self.bounds0 = (0.0, 1.0) if anchor is None else (float(anchor),) * 2
         k, n = len(self.knots), len(x)
         nd, ne = k - 1, k - 2
         self.shape = (nd, n, ne)
@@ -138,25 +152,52 @@ class QuantileSplineLP:
             raise ValueError(f"lam must be a number or 'sic', got {lam!r}")
         return min((self.solve(y, float(v)) for v in SIC_GRID), key=lambda s: (self.sic(y, s), -s.lam))
 
-    def solve(self, y: np.ndarray, lam: float, anchor: float | None = None) -> LinearSpline:
-        """The fit at λ = ``lam`` (and another ``anchor`` than the problem's, for resamples)."""
+    def cost(self, lam: float) -> np.ndarray:
+        """The LP's objective vector at λ = ``lam``."""
+        nd, n, ne = self.shape
+        return np.r_[0.0, np.zeros(nd), self.w * self.tau / n, self.w * (1 - self.tau) / n, np.full(ne, lam)]
+
+    def first_bounds(self, anchor: float | None = None) -> tuple[float, float]:
+        """Bounds of g at the first knot: the problem's, or fixed at another ``anchor`` (a resample's)."""
+        if anchor is None or self.anchor is None:
+            return self.bounds0
+        return (float(np.clip(anchor, 0.0, 1.0)),) * 2
+
+    def solve(self, y: np.ndarray, lam: float, anchor: float | None = None, *, method: str | None = None,
+              tie_break: bool = True) -> LinearSpline:  # fmt: skip
+        """The fit at λ = ``lam`` (and another ``anchor`` than the problem's, for resamples); with ``tie_break`` the
+        optimal curve closest to the rates (:func:`.vcr_lp.tie_break`), else the solver's vertex."""
         from scipy.optimize import linprog
 
-        nd, n, ne = self.shape
-        a = self.anchor if anchor is None else anchor
-        c = np.r_[0.0, np.zeros(nd), self.w * self.tau / n, self.w * (1 - self.tau) / n, np.full(ne, lam)]
+        from .vcr_lp import tie_break as closest
+
+        c = self.cost(lam)
         bounds = np.zeros((len(c), 2))
         bounds[:, 1] = np.inf
-        bounds[0] = (0.0, 1.0) if a is None else (float(np.clip(a, 0.0, 1.0)),) * 2
-        res = linprog(c, A_ub=self.a_ub, b_ub=self.b_ub, A_eq=self.a_eq, b_eq=y, bounds=bounds, method="highs")
+        bounds[0] = self.first_bounds(anchor)
+        y = np.asarray(y, dtype=np.float64)
+        res = linprog(c, A_ub=self.a_ub, b_ub=self.b_ub, A_eq=self.a_eq, b_eq=y, bounds=bounds,
+                      method=method or self.method)  # fmt: skip
         if res.status != 0:  # cannot happen for a feasible, bounded LP; kept as a clear failure
             raise RuntimeError(f"quantile spline LP failed: {res.message}")
-        values = np.r_[res.x[0], res.x[0] - np.cumsum(res.x[1 : 1 + nd])]
-        return LinearSpline(self.knots, np.clip(values, 0.0, 1.0), lam)
+        if tie_break:
+            values = closest(self, res, y, lam, (float(bounds[0, 0]), float(bounds[0, 1])))
+        else:
+            values = np.r_[res.x[0], res.x[0] - np.cumsum(res.x[1 : 1 + self.shape[0]])]
+        return self.curve(np.clip(values, 0.0, 1.0), lam)
+
+    def curve(self, values: np.ndarray, lam: float) -> LinearSpline:
+        """The spline on [0, 1]: the knot values, held flat from the last knot to 1 (and from 0 to the first)."""
+        knots = self.knots
+        if knots[0] > 0.0:
+            knots, values = np.r_[0.0, knots], np.r_[values[0], values]
+        if knots[-1] < 1.0:
+            knots, values = np.r_[knots, 1.0], np.r_[values, values[-1]]
+        return LinearSpline(knots, values, lam)
 
     def sic(self, y: np.ndarray, s: LinearSpline) -> float:
         """SIC(λ) = log(n⁻¹ Σ w̄ ρ_τ(r)) + ½ n⁻¹ p_λ log n (KNP94, §4), p_λ = points the fit interpolates."""
-        r = y - s.values[self.at]
+        r = y - s(self.knots)[self.at]
         loss = np.mean(self.w * r * (self.tau - (r < 0)))
         p = int((np.abs(r) <= ZERO_RESIDUAL).sum())
         n = len(y)
@@ -166,16 +207,18 @@ class QuantileSplineLP:
 @dataclass(frozen=True)
 class MonotoneSpline:
     """A clamped cubic B-spline on [0, 1] with non-increasing coefficients (hence non-increasing), values clipped to
-    [0, 1] when evaluated."""
+    [0, 1] when evaluated, and held flat outside [``lo``, ``hi``] (the Δv range of its data)."""
 
     knots: np.ndarray
     coef: np.ndarray
     degree: int = 3
+    lo: float = 0.0
+    hi: float = 1.0
 
     def __call__(self, v: np.ndarray | float) -> np.ndarray:
         from scipy.interpolate import BSpline
 
-        x = np.clip(np.asarray(v, dtype=np.float64), 0.0, 1.0)
+        x = np.clip(np.asarray(v, dtype=np.float64), self.lo, self.hi)
         return np.clip(BSpline(self.knots, self.coef, self.degree, extrapolate=False)(x), 0.0, 1.0)
 
     def area(self) -> float:
@@ -193,6 +236,7 @@ def fit_monotone_spline(
     n_segments: int = 10,
     degree: int = 3,
     lam: float = 1e-4,
+    support: tuple[float, float] = (0.0, 1.0),
 ) -> MonotoneSpline:
     r"""Monotone (non-increasing) smoothing spline through points (x, y) with weights w.
 
@@ -200,7 +244,8 @@ def fit_monotone_spline(
     1) over clamped cubic B-splines with ``n_segments`` equal knot intervals whose coefficients are non-increasing
     (c_0 ≥ c_1 ≥ …, which makes the spline non-increasing), as bounded least squares. With ``anchor``,
     s(0) = c_0 = anchor exactly. The penalty is zero for straight lines, which are reproduced exactly. NaN points are
-    ignored; with no point left the curve is the constant anchor (or 0).
+    ignored; with no point left the curve is the constant anchor (or 0). The curve is held flat beyond ``support``
+    (below it only without an anchor).
     """
     from scipy.interpolate import BSpline
     from scipy.optimize import lsq_linear
@@ -211,6 +256,7 @@ def fit_monotone_spline(
     x, y, w = np.clip(x[ok], 0, 1), y[ok], w[ok]
     knots = np.r_[np.zeros(degree), np.linspace(0, 1, n_segments + 1), np.ones(degree)]
     k = n_segments + degree
+    hold = (0.0 if anchor is not None else float(support[0]), float(support[1]))
     if len(x) == 0:
         return MonotoneSpline(knots, np.full(k, 0.0 if anchor is None else float(anchor)), degree)
     basis = BSpline.design_matrix(x, knots, degree).toarray()
@@ -227,7 +273,7 @@ def fit_monotone_spline(
         a = np.vstack([a_data, a_pen])
         b = np.r_[sw * y, np.zeros(len(a_pen))]
         theta = lsq_linear(a, b, bounds=(np.r_[-np.inf, np.zeros(k - 1)], np.inf), method="bvls").x
-    return MonotoneSpline(knots, t @ theta, degree)
+    return MonotoneSpline(knots, t @ theta, degree, *hold)
 
 
 def _roughness(knots: np.ndarray, degree: int, n: int = 400) -> np.ndarray:
@@ -238,60 +284,3 @@ def _roughness(knots: np.ndarray, degree: int, n: int = 400) -> np.ndarray:
     v = (np.arange(n) + 0.5) / n
     d2 = np.stack([BSpline(knots, np.eye(k)[i], degree).derivative(2)(v) for i in range(k)], axis=1)
     return d2 / np.sqrt(n)
-
-
-@dataclass(frozen=True)
-class Band:
-    """Pointwise (``lo``, ``hi``) and simultaneous (``simultaneous_lo``, ``simultaneous_hi``) ``level`` bands."""
-
-    lo: np.ndarray
-    hi: np.ndarray
-    simultaneous_lo: np.ndarray
-    simultaneous_hi: np.ndarray
-    level: float
-
-
-def bootstrap_band(
-    refit: Callable[[np.ndarray, float | None], Callable[[np.ndarray], np.ndarray]],
-    rate: np.ndarray,
-    count: np.ndarray,
-    grid: np.ndarray,
-    *,
-    anchor: float | None = None,
-    anchor_n: int | None = None,
-    level: float = 0.83,
-    resamples: int = 100,
-    seed: int = 0,
-    key: str = "",
-) -> Band:
-    """``level`` confidence bands of a fitted curve on ``grid`` from ``resamples`` refits (``refit(rates, anchor)``).
-
-    Each bin's rate k_j/n_j is redrawn from Beta(k_j + ½, n_j − k_j + ½), the Jeffreys posterior of a binomial
-    rate: a smoothed resample of the bin's images (the plain resample Binomial(n_j, k_j/n_j)/n_j has no spread when
-    all n_j images are right or all wrong, which would make bands of zero width there). An anchor measured on
-    ``anchor_n`` images is redrawn the same way; without ``anchor_n`` it stays fixed. Pointwise band: the
-    (1 ∓ level)/2 percentiles at each Δv. Simultaneous band: the narrowest band between order statistics m and
-    B − 1 − m at every Δv that holds at least ``level`` of the B resampled curves entirely. The generator is seeded
-    from (``seed``, ``key``): a band is deterministic, and two curves with different keys get independent draws."""
-    rng = np.random.default_rng([seed, zlib.crc32(key.encode())])
-    ok = np.isfinite(rate) & (count > 0)
-    n = count[ok].astype(np.float64)
-    k = np.round(rate[ok] * n)
-    curves = np.empty((resamples, len(grid)))
-    for b in range(resamples):
-        y = np.full_like(rate, np.nan)
-        y[ok] = rng.beta(k + 0.5, n - k + 0.5)
-        a = anchor
-        if anchor is not None and anchor_n:
-            a = rng.beta(round(anchor * anchor_n) + 0.5, anchor_n - round(anchor * anchor_n) + 0.5)
-        curves[b] = refit(y, a)(grid)
-    q = 100 * (1 - level) / 2
-    lo, hi = np.percentile(curves, [q, 100 - q], axis=0)
-    ordered = np.sort(curves, axis=0)
-    depth = np.full(resamples, resamples)  # per curve: the largest m whose band [m, B-1-m] holds it everywhere
-    for j in range(len(grid)):
-        le = np.searchsorted(ordered[:, j], curves[:, j], side="right")
-        ge = resamples - np.searchsorted(ordered[:, j], curves[:, j], side="left")
-        depth = np.minimum(depth, np.minimum(le, ge) - 1)
-    m = int(np.sort(depth)[::-1][max(int(np.ceil(level * resamples)) - 1, 0)])
-    return Band(lo, hi, ordered[m], ordered[resamples - 1 - m], level)
