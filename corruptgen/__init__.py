@@ -7,17 +7,17 @@
 """
 
 from . import _no_update_checks  # noqa: F401, I001 (first: before any import of albumentations)
-from . import _moved, augment, corruptions  # noqa: F401 (_moved: old import paths of moved modules keep working)
+from . import augment, corruptions
 from ._version import __version__
 from .api import build, make_plan
-from .engine import BuildResult, render
+from .engine.run import BuildResult, render
 from .errors import CorruptgenError
-from .family import get_benchmark, list_benchmarks
+from .family.benchmark import get_benchmark, list_benchmarks
 from .gallery import gallery  # the function; its package corruptgen.gallery loads the rest on first use
 from .hub import load, torch_loader
-from .manifest import load_manifest, verify
-from .options import RayOptions, RunOptions
-from .plan import Plan, SourceSpec, Subset
+from .engine.manifest import load_manifest, verify
+from .engine.options import RayOptions, RunOptions
+from .family.plan import Plan, SourceSpec, Subset
 
 __all__ = [
     "BuildResult",

@@ -8,15 +8,15 @@ import sys
 from collections import Counter
 from collections.abc import Sequence
 
-from .engine import BuildResult, render
+from .engine.invocation import record
+from .engine.options import RayOptions, RunOptions
+from .engine.planning import SHARD_MAX, SHARD_MIN, SHARD_TARGET, default_shard_size, make_plan
+from .engine.run import BuildResult, render
 from .errors import CorruptgenError, NoSamplesError
-from .family import FAMILIES
-from .invocation import record
+from .family.benchmark import FAMILIES
 from .io.decode import DEFAULT_MAX_BYTES
 from .io.facts import flag_counts
 from .io.storage import join
-from .options import RayOptions, RunOptions
-from .planning import SHARD_MAX, SHARD_MIN, SHARD_TARGET, default_shard_size, make_plan
 from .wording import counted
 
 __all__ = ["SHARD_MAX", "SHARD_MIN", "SHARD_TARGET", "build", "default_shard_size", "make_plan"]

@@ -88,7 +88,7 @@ def resolve_choices(
     """The (corruption, severity, options) the augmentation draws from, after filtering."""
     from .corruptions import list_corruptions
     from .corruptions.registry import families
-    from .family import get_benchmark, list_benchmarks
+    from .family.benchmark import get_benchmark, list_benchmarks
 
     extra = tuple(sorted((options or {}).items()))
     if family in list_benchmarks():

@@ -77,7 +77,7 @@ def _add_build(sub) -> None:
 def add_family_options(build_parser: argparse.ArgumentParser, names: Sequence[str] | None = None) -> list[str]:
     """Add the own options (``Benchmark.options``) of the families ``names`` (default: every registered one) as
     flags; returns their keyword names."""
-    from .family import get_benchmark, list_benchmarks
+    from .family.benchmark import get_benchmark, list_benchmarks
 
     declared: dict[str, tuple[object, list[str]]] = {}
     for name in list_benchmarks() if names is None else names:
@@ -96,8 +96,8 @@ def add_family_options(build_parser: argparse.ArgumentParser, names: Sequence[st
 
 def _cmd_build(args) -> int:
     from .api import build
+    from .engine.options import RayOptions
     from .errors import NoSamplesError
-    from .options import RayOptions
 
     if getattr(args, "labels", None) == "folders":  # the spelling of --folder-labels a user may reach for first
         args.labels, args.folder_labels = None, True
@@ -126,7 +126,7 @@ def _cmd_build(args) -> int:
 
 def _cmd_list(args) -> int:
     from .corruptions import get
-    from .family import get_benchmark, list_benchmarks
+    from .family.benchmark import get_benchmark, list_benchmarks
 
     if args.benchmark is None:
         for name in list_benchmarks():
@@ -164,7 +164,13 @@ def _cmd_list(args) -> int:
 
 def _cmd_select(args) -> int:
     from .families.syn2nat.benchmark import syn2nat_categories
-    from .selection import balance_std, count_possible, generate_benchmarks, load_categories, substitution_study
+    from .families.syn2nat.selection import (
+        balance_std,
+        count_possible,
+        generate_benchmarks,
+        load_categories,
+        substitution_study,
+    )
 
     categories = load_categories(args.categories) if args.categories else syn2nat_categories()
     possible = count_possible(categories, args.n, args.k)
@@ -196,7 +202,7 @@ def _cmd_select(args) -> int:
 
 
 def _cmd_verify(args) -> int:
-    from .manifest import verify
+    from .engine.manifest import verify
 
     report = verify(args.directory, source=args.source_from or args.source)
     for rel in report.missing:
@@ -297,7 +303,7 @@ def parse_args(argv: Sequence[str]) -> tuple[argparse.Namespace, dict]:
         return parser.parse_args(argv), commands
     if not {"-h", "--help"} & set(argv):
         from .errors import UnknownNameError
-        from .family import FAMILIES
+        from .family.benchmark import FAMILIES
 
         first, _ = parser.parse_known_args(argv)
         try:

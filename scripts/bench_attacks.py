@@ -24,9 +24,9 @@ import torch
 
 from corruptgen.attacks import Classifier, pgd
 from corruptgen.bench.timing import describe_threads, fix_threads, time_work
+from corruptgen.family.preprocess import get_preprocess
 from corruptgen.io.sources import open_source
 from corruptgen.models import load_model
-from corruptgen.preprocess import get_preprocess
 
 
 def _photos(n: int) -> torch.Tensor:

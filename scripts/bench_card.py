@@ -30,8 +30,8 @@ _MEASURE = (
     f"HEAVY = {HEAVY!r}"
     + """
 import json, sys, time
-import corruptgen, corruptgen.api, corruptgen.chunk
-from corruptgen.family import get_benchmark
+import corruptgen, corruptgen.api, corruptgen.engine.chunk
+from corruptgen.family.benchmark import get_benchmark
 get_benchmark("cifar10-c")
 start = time.process_time()
 from corruptgen.hub.card import write_card

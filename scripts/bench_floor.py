@@ -121,8 +121,8 @@ def worker_parts(family: str, source: str, limit: int, out: str) -> dict:
 
     from corruptgen.alloc import tune_allocator
     from corruptgen.api import make_plan
-    from corruptgen.chunk import sample_kwargs
     from corruptgen.corruptions import get
+    from corruptgen.engine.chunk import sample_kwargs
     from corruptgen.io.codec import encode_image
     from corruptgen.io.decode import decode_image
     from corruptgen.io.layout import shard_relpath

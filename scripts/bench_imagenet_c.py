@@ -39,7 +39,7 @@ def main() -> int:
     from corruptgen.bench.timing import describe_threads, fix_threads, time_work
     from corruptgen.corruptions import get
     from corruptgen.families.imagenet_c import TABLES
-    from corruptgen.preprocess import get_preprocess
+    from corruptgen.family.preprocess import get_preprocess
 
     threads = fix_threads(args.threads)
     pre = get_preprocess("imagenet")

@@ -23,7 +23,7 @@ from PIL import Image
 from corruptgen.bench.timing import describe_threads, fix_threads, time_work
 from corruptgen.corruptions import get, list_corruptions
 from corruptgen.corruptions.registry import Corruption
-from corruptgen.preprocess import get_preprocess
+from corruptgen.family.preprocess import get_preprocess
 
 PHOTOS = ("astronaut", "chelsea", "coffee", "rocket", "hubble_deep_field", "immunohistochemistry")
 

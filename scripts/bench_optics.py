@@ -27,11 +27,11 @@ from PIL import Image
 from corruptgen.bench.baselines import conv2d_loop, conv2d_loop_work
 from corruptgen.bench.timing import describe_threads, fix_threads, time_work
 from corruptgen.corruptions import get
-from corruptgen.engine import render
+from corruptgen.engine.run import render
 from corruptgen.families.opticsbench.conv import psf_conv
 from corruptgen.families.opticsbench.corruptions import load_stack
-from corruptgen.plan import SourceSpec
-from corruptgen.preprocess import get_preprocess
+from corruptgen.family.plan import SourceSpec
+from corruptgen.family.preprocess import get_preprocess
 
 PHOTOS = ("astronaut", "chelsea", "coffee", "rocket", "hubble_deep_field", "immunohistochemistry")
 
@@ -131,7 +131,7 @@ def main() -> None:
                 arr = getattr(skimage.data, PHOTOS[i % len(PHOTOS)])()[..., :3]
                 arr = np.ascontiguousarray(arr[:, ::-1] if (i // len(PHOTOS)) % 2 else arr)
                 Image.fromarray(arr).save(src / f"img_{i:05d}.jpg", quality=95)
-            from corruptgen.family import get_benchmark
+            from corruptgen.family.benchmark import get_benchmark
 
             plan = get_benchmark("opticsbench").plan(source=SourceSpec(f"imagefolder:{src}"), kernels=args.kernels)
             out = Path(tmp) / "out"

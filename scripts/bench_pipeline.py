@@ -1,7 +1,7 @@
 """Pipelined vs serial chunk schedule (issue G): samples/s of one chunk task and whether the shards are identical.
 
 The serial schedule decodes, corrupts and encodes one input after the other; the pipelined one
-(:mod:`corruptgen.pipeline`, ``--io-threads N``) decodes ahead and encodes behind on N threads. Both run in this
+(:mod:`corruptgen.engine.pipeline`, ``--io-threads N``) decodes ahead and encodes behind on N threads. Both run in this
 process on the same inputs (the sample photos copied ``--copies`` times into a temporary folder), alternating
 ``--repeats`` times; the shards' sha256 must be equal. One render of the chunk takes seconds, so each repeat is one
 render (``--min-seconds`` repeats it within a run; default 0.5); a warm-up render precedes them; medians are printed
@@ -23,9 +23,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import corruptgen
 from corruptgen.bench.stages import materialize_inputs
 from corruptgen.bench.timing import describe_threads, fix_threads, time_work
-from corruptgen.chunk import ChunkTask
-from corruptgen.options import RenderOptions
-from corruptgen.pipeline import render_chunk
+from corruptgen.engine.chunk import ChunkTask
+from corruptgen.engine.options import RenderOptions
+from corruptgen.engine.pipeline import render_chunk
 
 
 def _digests(root: Path) -> dict[str, str]:

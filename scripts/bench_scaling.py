@@ -9,7 +9,7 @@ each of ``--rounds`` rounds, one after the other:
 
 * **build**: ``corruptgen build FAMILY --source imagefolder:... --workers N --out ... --no-progress`` in a fresh
   process, as a user runs it (default shard size, dataset card included), with ``CORRUPTGEN_TRACE`` set
-  (:mod:`corruptgen.trace`): the timeline says where the wall clock went;
+  (:mod:`corruptgen.engine.trace`): the timeline says where the wall clock went;
 * **ceiling**: the same samples split N ways, N independent fresh processes started at once, each running the bare
   per-sample loop over its share of the inputs (a contiguous range; blocks on the build's chunk boundaries): read +
   decode + preprocess each input once, then subset by subset corrupt (the engine's seed per sample) + encode + append
@@ -108,8 +108,8 @@ def ceiling_worker(family: str, source: str, inputs: int, subsets: str | None, k
 
     from corruptgen.alloc import tune_allocator
     from corruptgen.api import make_plan
-    from corruptgen.chunk import sample_kwargs
     from corruptgen.corruptions import get
+    from corruptgen.engine.chunk import sample_kwargs
     from corruptgen.io.codec import encode_image
     from corruptgen.io.decode import decode_image
     from corruptgen.seeding import sample_seed
@@ -177,7 +177,7 @@ def run_ceiling(family: str, source: str, inputs: int, subsets: str | None, n: i
 def run_build(family: str, source: str, inputs: int, subsets: str | None, n: int, tmp: Path) -> dict:
     """``corruptgen build`` at ``--workers n`` in a fresh process, traced; what its timeline says."""
     from corruptgen.bench.timing import run_child
-    from corruptgen.trace import ENV, read
+    from corruptgen.engine.trace import ENV, read
 
     out, trace_file = tmp / "build", tmp / "trace.jsonl"
     shutil.rmtree(out, ignore_errors=True)
@@ -197,7 +197,7 @@ def run_build(family: str, source: str, inputs: int, subsets: str | None, n: int
 
 
 def timeline(events: list[dict], launched: float, wall: float, cpu: float) -> dict:
-    """Wall, CPU, start-up, tail idle and driver CPU of one traced build (see :mod:`corruptgen.trace`)."""
+    """Wall, CPU, start-up, tail idle and driver CPU of one traced build (see :mod:`corruptgen.engine.trace`)."""
     tasks = [e for e in events if e["event"] == "task"]
     setups = [e for e in events if e["event"] == "setup"]
     spawned = {e["worker"]: e["t"] for e in events if e["event"] == "spawn"}

@@ -26,11 +26,11 @@ from PIL import Image
 
 from corruptgen.bench.baselines import syn2nat_bare, syn2nat_bare_io
 from corruptgen.bench.timing import describe_threads, fix_threads, time_work
-from corruptgen.engine import render
-from corruptgen.family import get_benchmark
-from corruptgen.options import RunOptions
-from corruptgen.plan import Plan, SourceSpec
-from corruptgen.preprocess import get_preprocess
+from corruptgen.engine.options import RunOptions
+from corruptgen.engine.run import render
+from corruptgen.family.benchmark import get_benchmark
+from corruptgen.family.plan import Plan, SourceSpec
+from corruptgen.family.preprocess import get_preprocess
 
 PHOTOS = ("astronaut", "chelsea", "coffee", "rocket", "hubble_deep_field", "immunohistochemistry")
 

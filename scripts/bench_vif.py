@@ -37,7 +37,7 @@ sys.path.insert(0, str(ROOT))
 
 from corruptgen.bench.baselines import gray, pyramid_pyrtools, pyramid_scipy, vif_numpy  # noqa: E402
 from corruptgen.bench.timing import describe_threads, fix_threads, time_work  # noqa: E402
-from corruptgen.preprocess import get_preprocess  # noqa: E402
+from corruptgen.family.preprocess import get_preprocess  # noqa: E402
 from corruptgen.quality import VIFReference, vif, vif_p  # noqa: E402
 
 PHOTOS = ("astronaut", "chelsea", "coffee", "rocket", "hubble_deep_field", "immunohistochemistry", "retina")

@@ -29,7 +29,7 @@ def photos(names: list[str], size: int):
     import numpy as np
     import skimage.data
 
-    from corruptgen.preprocess import get_preprocess
+    from corruptgen.family.preprocess import get_preprocess
 
     resize = get_preprocess("resize224")
     resize = resize if size == 224 else resize.scaled(size)

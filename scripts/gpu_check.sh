@@ -93,7 +93,7 @@ if gpu; then
                 --workers "$w" --batch-size "$OPTICS_BATCH" --out "$OUT/optics" --no-progress > "$OUT/optics.log" 2>&1; then
             row "OpticsBench end to end ($DEV)" "$setting" "$("$PY" - "$OUT/optics/opticsbench/manifest.json" "$OUT/optics_trace.jsonl" "$start" <<'EOF'
 import json, sys, time
-from corruptgen.trace import read
+from corruptgen.engine.trace import read
 wall = time.time() - float(sys.argv[3])
 samples = json.load(open(sys.argv[1]))["counts"]["samples"]
 tasks = [e for e in read(sys.argv[2]) if e["event"] == "task"]

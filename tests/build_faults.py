@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import signal
 
-from corruptgen.pipeline import render_chunk as _render_chunk
+from corruptgen.engine.pipeline import render_chunk as _render_chunk
 
 PHASE_ENV = "CORRUPTGEN_TEST_KILL_AT"
 PHASES = ("first-shard", "mid-shard", "last-shard", "card")
@@ -55,7 +55,8 @@ def render_chunk(task, progress=None):
 
 def install() -> None:
     """In the driver: route the engine's chunks, manifest writes and card writes through the hooks."""
-    from corruptgen import engine, executors
+    from corruptgen.engine import executors
+    from corruptgen.engine import run as engine
     from corruptgen.hub import card
 
     executors.render_chunk = render_chunk

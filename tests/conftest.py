@@ -50,7 +50,7 @@ def photo_folder(tmp_path: Path) -> Path:
 @pytest.fixture(scope="session")
 def protocol_images() -> list[np.ndarray]:
     """astronaut, coffee, chelsea, rocket after the Syn2Nat protocol (Resize 256x256 INTER_AREA + CenterCrop 224)."""
-    from corruptgen.preprocess import get_preprocess
+    from corruptgen.family.preprocess import get_preprocess
 
     pre = get_preprocess("syn2nat")
     return [pre(getattr(skimage.data, n)()) for n in ("astronaut", "coffee", "chelsea", "rocket")]

@@ -1,5 +1,7 @@
 """The house rules that keep the package simple to live in: no import cycle (deferred imports inside functions
-included), no module over ~400 lines, I/O never imports a family, the engine names no family."""
+included), no module over ~400 lines, the folders' arrows point one way (the engine and I/O never name a family nor
+anything that reads a build, the family contract imports neither the engine nor a family, families never import
+eval), and the ground floor holds only the public face and a few helpers."""
 
 from __future__ import annotations
 
@@ -92,18 +94,10 @@ def test_no_module_is_too_long():
     assert not long
 
 
-def test_io_and_engine_never_import_a_family():
-    graph = _graph()
-    core = [m for m in graph if m.startswith("corruptgen.io") or m in (
-        "corruptgen.engine", "corruptgen.chunk", "corruptgen.pipeline", "corruptgen.executors", "corruptgen.manifest",
-        "corruptgen.plan", "corruptgen.reader")]  # fmt: skip
-    bad = {m: sorted(d for d in graph[m] if d.startswith("corruptgen.families")) for m in core}
-    assert not {m: d for m, d in bad.items() if d}
-
-
 def test_corruptions_never_open_files():
     """Family math takes arrays and generators; only loaders named as such (kernels, frost textures) read data."""
-    allowed = {"kernelio.py", "_frost.py", "cli.py", "stats.py", "export.py"}  # export.py: a layout writes files
+    # export.py: a layout writes files; selection.py: Syn2Nat's Algorithm 1 reads the user's category file
+    allowed = {"kernelio.py", "_frost.py", "cli.py", "stats.py", "export.py", "selection.py"}
     offenders = []
     for path in (PACKAGE / "families").rglob("*.py"):
         if path.name in allowed:
@@ -112,3 +106,42 @@ def test_corruptions_never_open_files():
         if "open(" in text.replace("Image.open(", "").replace("fromarray(", ""):
             offenders.append(path.relative_to(PACKAGE).as_posix())
     assert not offenders
+
+
+def _under(module: str, *packages: str) -> bool:
+    return any(module == f"corruptgen.{p}" or module.startswith(f"corruptgen.{p}.") for p in packages)
+
+
+def _arrows(source: tuple[str, ...], target: tuple[str, ...]) -> dict[str, list[str]]:
+    """Modules under the ``source`` folders that import modules under the ``target`` folders, and what they import."""
+    graph = _graph()
+    found = {m: sorted(d for d in deps if _under(d, *target)) for m, deps in graph.items() if _under(m, *source)}
+    return {m: d for m, d in found.items() if d}
+
+
+def test_the_engine_and_io_never_import_families_eval_hub_gallery_or_export():
+    """The build core runs any family through the contract; it never names one, nor anything that reads a build."""
+    assert _arrows(("engine", "io"), ("families", "eval", "hub", "gallery", "export")) == {}
+
+
+def test_the_family_contract_imports_neither_the_engine_nor_a_family():
+    """Families and the engine both depend on the contract (``corruptgen.family``), never the other way round."""
+    assert _arrows(("family",), ("engine", "families", "eval", "hub", "gallery", "export")) == {}
+
+
+def test_families_never_import_eval():
+    assert _arrows(("families",), ("eval",)) == {}
+
+
+def test_io_never_imports_the_engine_or_the_contract():
+    assert _arrows(("io",), ("engine", "family")) == {}
+
+
+#: what ``corruptgen/`` itself holds: the public face (api, cli, the command and name registries, errors, the
+#: on-the-fly augmentations) and a handful of ground-floor helpers; everything else lives in a folder
+GROUND_FLOOR = {"__init__", "__main__", "_version", "_no_update_checks", "api", "cli", "commands", "errors",
+                "registry", "augment", "alloc", "lazy", "progress", "seeding", "wording"}  # fmt: skip
+
+
+def test_the_ground_floor_holds_only_the_public_face_and_a_few_helpers():
+    assert {p.stem for p in PACKAGE.glob("*.py")} <= GROUND_FLOOR

@@ -24,10 +24,10 @@ from hostile_builds import fifo_shard, replace_member, sparse_png, symlinked_sha
 from PIL import Image
 
 from corruptgen.cli import main
+from corruptgen.engine.reader import Build
 from corruptgen.errors import CorruptgenError
 from corruptgen.io.regular import NotRegularError, open_regular, refusal
 from corruptgen.io.tarread import MAX_JSON_BYTES, Limits, ShardError, iter_samples, oversized, read_members
-from corruptgen.reader import Build
 
 TESTS = Path(__file__).parent
 BUILD = ["imagenet-c", "--subsets", "frost", "--severities", "1", "--limit", "2"]

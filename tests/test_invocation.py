@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 import corruptgen
-from corruptgen.invocation import command, record
+from corruptgen.engine.invocation import command, record
 
 
 def test_record_keeps_what_differs_from_the_defaults():

@@ -318,10 +318,10 @@ class _Bar:
 
 
 def test_the_progress_bar_counts_each_input_once_when_parts_share_a_chunk(tmp_path, monkeypatch):
-    import corruptgen.engine
+    import corruptgen.engine.run
 
     _Bar.made = []
-    monkeypatch.setattr(corruptgen.engine, "progress_bar", _Bar)
+    monkeypatch.setattr(corruptgen.engine.run, "progress_bar", _Bar)
     root = _photos(tmp_path / "in", 3)
     corruptgen.build("cifar10-c", source=f"imagefolder:{root}", subsets="contrast_s1,contrast_s2,contrast_s3",
                      out=tmp_path / "out", card=False, workers=2, progress=True)  # fmt: skip
@@ -330,8 +330,8 @@ def test_the_progress_bar_counts_each_input_once_when_parts_share_a_chunk(tmp_pa
 
 
 def test_parts_of_a_chunk_count_its_inputs_once():
-    from corruptgen.chunk import ChunkTask
-    from corruptgen.engine import _share_out
+    from corruptgen.engine.chunk import ChunkTask
+    from corruptgen.engine.run import _share_out
 
     tasks = [ChunkTask(plan=None, out_dir="o", chunk=c, start=10 * c, stop=10 * c + size, subsets=tuple("abcde"))
              for c, size in enumerate((10, 7))]  # fmt: skip

@@ -209,7 +209,7 @@ def test_push_warns_about_a_build_that_records_a_local_path(tmp_path, monkeypatc
 def test_a_build_that_recorded_the_absolute_path_resumes_with_the_same_command(tmp_path, monkeypatch, capsys):
     """A build by an earlier corruptgen (its plan records ``imagefolder:/abs/photos``) is the same build for the same
     command: nothing is rendered again, and the manifest then records the path as this corruptgen does."""
-    from corruptgen.plan import digest, settings_id, subset_ids
+    from corruptgen.family.plan import digest, settings_id, subset_ids
 
     (tmp_path / "work").mkdir()
     monkeypatch.chdir(tmp_path / "work")  # the source lies outside: recorded as imagefolder:photos

@@ -38,7 +38,7 @@ _SCRIPT = textwrap.dedent(
     socket.getaddrinfo = resolve
 
     import corruptgen
-    from corruptgen.family import get_benchmark, list_benchmarks
+    from corruptgen.family.benchmark import get_benchmark, list_benchmarks
 
     source, out = sys.argv[1], sys.argv[2]
     built = []
@@ -62,7 +62,7 @@ def test_builds_of_every_family_make_no_network_request(tmp_path):
                           capture_output=True, text=True, timeout=300)  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
     result = json.loads(proc.stdout.strip().splitlines()[-1])
-    from corruptgen.family import list_benchmarks
+    from corruptgen.family.benchmark import list_benchmarks
 
     assert result["built"] == list_benchmarks() and len(result["built"]) >= 9
     assert result["attempts"] == [], result["attempts"]

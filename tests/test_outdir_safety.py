@@ -18,8 +18,8 @@ import pytest
 
 import corruptgen
 from corruptgen.cli import main
+from corruptgen.engine.reader import Build
 from corruptgen.errors import CorruptgenError
-from corruptgen.reader import Build
 
 LOCK_NAME = ".corruptgen.lock"  # the lock file / object inside <out>/<benchmark>/
 ARGS = ["build", "syn2nat", "--subsets", "solarize", "--limit", "2", "--no-progress"]
@@ -63,7 +63,7 @@ def _wait_for(path: Path, proc: subprocess.Popen, timeout: float = 240) -> None:
 
 def test_second_build_into_a_locked_directory_exits_2_naming_the_holder(tmp_path, capsys):
     args = ["build", "syn2nat", "--subsets", "all", "--limit", "5", "--no-progress", "--out", str(tmp_path)]
-    from corruptgen.chunk import source_for
+    from corruptgen.engine.chunk import source_for
 
     assert cli(capsys, "list", "syn2nat")[0] == 0  # imports done here, so the second build reaches the lock at once
     source_for(corruptgen.make_plan("syn2nat", subsets="all", limit=5))

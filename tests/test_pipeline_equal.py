@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 import corruptgen
-from corruptgen.chunk import ChunkTask
-from corruptgen.options import RenderOptions
-from corruptgen.pipeline import render_chunk, render_pipelined
+from corruptgen.engine.chunk import ChunkTask
+from corruptgen.engine.options import RenderOptions
+from corruptgen.engine.pipeline import render_chunk, render_pipelined
 
 
 def _digests(root: Path) -> dict[str, str]:

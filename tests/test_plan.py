@@ -11,7 +11,7 @@ from golden_builds import PLAN_CASES
 
 import corruptgen
 from corruptgen.errors import CorruptgenError
-from corruptgen.plan import Plan, SourceSpec
+from corruptgen.family.plan import Plan, SourceSpec
 
 # a source that is not on this machine needs an explicit shard size (the default is sized from the source)
 CASES = [*PLAN_CASES, ("imagenet-c", {"size": 128, "severities": "2..3"}), ("vcr", {"delta_v": "param"}),

@@ -13,9 +13,9 @@ import time
 import pytest
 
 import corruptgen
-from corruptgen.chunk import ChunkTask
+from corruptgen.engine.chunk import ChunkTask
+from corruptgen.engine.executors import run_tasks
 from corruptgen.errors import CorruptgenError
-from corruptgen.executors import run_tasks
 
 ray = pytest.importorskip("ray", reason="Ray is part of the test extra: pip install -e '.[test]'")
 

@@ -9,10 +9,10 @@ from corruptgen.corruptions.registry import CORRUPTIONS
 from corruptgen.errors import CorruptgenError, UnknownNameError
 from corruptgen.eval.metrics import METRICS, detect_family
 from corruptgen.export import LAYOUTS
-from corruptgen.family import FAMILIES, get_benchmark
+from corruptgen.family.benchmark import FAMILIES, get_benchmark
+from corruptgen.family.preprocess import PRESETS
 from corruptgen.io.sources import SOURCES, open_source
 from corruptgen.models import MODELS
-from corruptgen.preprocess import PRESETS
 from corruptgen.registry import Registry
 
 
@@ -73,7 +73,7 @@ def test_a_look_up_loads_only_the_module_named_like_it():
         "import sys\n"
         "from corruptgen.cli import parse_args\n"
         "from corruptgen.corruptions import get\n"
-        "from corruptgen.family import get_benchmark\n"
+        "from corruptgen.family.benchmark import get_benchmark\n"
         "args, _ = parse_args(['build', 'imagenet-c', '--severities', '1', '--limit', '1'])\n"
         "assert args.family_options == ['severities', 'extra'], args.family_options\n"
         "get_benchmark('cifar10-c'); get('imagenet_c/frost')\n"

@@ -1,6 +1,6 @@
-"""The schedule of chunk tasks over workers (corruptgen.schedule): longest first, the tail cut at subset boundaries
-only where a worker would idle, every shard exactly once; and whatever the order and the cuts, a build's bytes and
-manifest are those of --workers 1."""
+"""The schedule of chunk tasks over workers (corruptgen.engine.schedule): longest first, the tail cut at subset
+boundaries only where a worker would idle, every shard exactly once; and whatever the order and the cuts, a build's
+bytes and manifest are those of --workers 1."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import math
 import pytest
 
 import corruptgen
-from corruptgen import trace
-from corruptgen.chunk import ChunkTask
-from corruptgen.schedule import DECODE, cost, makespan, schedule
+from corruptgen.engine import trace
+from corruptgen.engine.chunk import ChunkTask
+from corruptgen.engine.schedule import DECODE, cost, makespan, schedule
 
 
 def _tasks(inputs: int, shard: int, subsets: int, skip: dict[int, int] | None = None) -> list[ChunkTask]:

@@ -1,4 +1,4 @@
-"""Tests for corruptgen.selection (Laugros et al., BMVC 2021, Algorithm 1 and §5.2)."""
+"""Tests for corruptgen.families.syn2nat.selection (Laugros et al., BMVC 2021, Algorithm 1 and §5.2)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from corruptgen.errors import CorruptgenError
-from corruptgen.selection import (
+from corruptgen.families.syn2nat.selection import (
     balance_std,
     category_counts,
     count_possible,

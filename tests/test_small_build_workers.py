@@ -10,10 +10,10 @@ import numpy as np
 from PIL import Image
 
 import corruptgen
-import corruptgen.executors
-from corruptgen.chunk import ChunkTask
-from corruptgen.engine import _share_out
-from corruptgen.worker_pool import WorkerPool
+import corruptgen.engine.executors
+from corruptgen.engine.chunk import ChunkTask
+from corruptgen.engine.run import _share_out
+from corruptgen.engine.worker_pool import WorkerPool
 
 SUBSETS = "fog_s3,contrast_s2,pixelate_s1"
 
@@ -48,7 +48,7 @@ class _Recording(WorkerPool):
 def test_two_workers_render_a_3_input_build_with_the_bytes_of_one(tmp_path, monkeypatch):
     source = _inputs(tmp_path / "in")
     one = corruptgen.build("cifar10-c", source=source, subsets=SUBSETS, out=tmp_path / "w1", card=False)
-    monkeypatch.setattr(corruptgen.executors, "WorkerPool", _Recording)
+    monkeypatch.setattr(corruptgen.engine.executors, "WorkerPool", _Recording)
     two = corruptgen.build("cifar10-c", source=source, subsets=SUBSETS, out=tmp_path / "w2", card=False, workers=2)
     assert len(_Recording.used) == 2
     assert one.manifest["counts"] == two.manifest["counts"] and one.manifest["counts"]["skipped_inputs"] == 1

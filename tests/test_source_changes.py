@@ -16,8 +16,8 @@ import skimage.data
 from PIL import Image
 
 import corruptgen
-from corruptgen import executors
 from corruptgen.cli import main
+from corruptgen.engine import executors
 
 PHOTOS = ("astronaut", "chelsea", "coffee", "rocket", "camera", "clock", "hubble_deep_field", "retina", "moon")
 
@@ -123,7 +123,7 @@ def test_verify_source_names_the_shards_whose_inputs_changed(tmp_path, capsys, m
 def test_verify_source_of_a_hub_build_reads_its_manifest_once(tmp_path, monkeypatch, capsys):
     """``verify hf:owner/name --source`` checks the source against the manifest the shard check read (the Hub id
     is no local path to read it from a second time)."""
-    import corruptgen.manifest as manifest
+    import corruptgen.engine.manifest as manifest
 
     monkeypatch.chdir(tmp_path)
     root, out = _photos(tmp_path / "photos", 3), tmp_path / "out"

@@ -17,8 +17,8 @@ import pytest
 
 import corruptgen
 from corruptgen.cli import main
+from corruptgen.engine.reader import Build
 from corruptgen.errors import CorruptgenError, NoSamplesError
-from corruptgen.reader import Build
 
 
 def one_line_error(capsys, argv: list[str], code: int = 2) -> str:

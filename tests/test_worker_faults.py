@@ -15,7 +15,7 @@ import pytest
 import worker_faults
 
 import corruptgen
-from corruptgen import executors
+from corruptgen.engine import executors
 from corruptgen.errors import CorruptgenError
 
 KW = dict(subsets="posterize", limit=3, shard_size=1, card=False)
@@ -62,7 +62,7 @@ _DRIVER = """
 import sys
 sys.path.insert(0, sys.argv.pop(1))  # tests/: the spawned workers import worker_faults from there too
 import worker_faults
-from corruptgen import executors
+from corruptgen.engine import executors
 from corruptgen.cli import main
 executors.render_chunk = worker_faults.crawl
 sys.exit(main(sys.argv[1:]))

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from corruptgen import lifeline
+from corruptgen.engine import lifeline
 
 pytestmark = pytest.mark.skipif(not os.path.isdir("/proc"), reason="finds the worker processes through /proc")
 
@@ -37,7 +37,7 @@ def _children(ppid: int) -> list[int]:
 
 
 def _has_loaded_corruptgen(pid: int) -> bool:
-    """The worker has unpickled its initializer (importing corruptgen.chunk loads OpenCV), so it runs next."""
+    """The worker has unpickled its initializer (importing corruptgen.engine.chunk loads OpenCV), so it runs next."""
     try:
         return "cv2" in Path(f"/proc/{pid}/maps").read_text()
     except OSError:

@@ -9,7 +9,7 @@ import signal
 import time
 from pathlib import Path
 
-from corruptgen.pipeline import render_chunk
+from corruptgen.engine.pipeline import render_chunk
 
 
 def _marker(task, name: str) -> Path:

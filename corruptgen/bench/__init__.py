@@ -50,7 +50,7 @@ def _bench_name(token: str) -> str:
     """The bench family ``token`` names: a family's name or alias (``imagenet_c``), in any case."""
     name = token.lower()
     if name not in FAMILIES:
-        from ..family import FAMILIES as REGISTERED
+        from ..family.benchmark import FAMILIES as REGISTERED
 
         name = REGISTERED.canonical(name) if name in REGISTERED else name
     if name not in FAMILIES:
@@ -118,7 +118,7 @@ def run_bench(
     warm-up, the median of ``repeats`` timed runs of at least ``min_run_s`` seconds each, and ``cpu_s_per_image``
     beside ``images_per_s`` (:mod:`corruptgen.bench.timing`).
     """
-    from ..options import check_device as _check_device
+    from ..engine.options import check_device as _check_device
 
     names = parse_families(families)
     for flag, value in (("--images", images), ("--batch-size", batch_size), ("--repeats", repeats)):

@@ -2,7 +2,7 @@
 
 Stages (``images`` = what the stage produced, ``images_per_s`` = images / seconds):
 
-* ``decode``: read + decode + preprocess each input (the engine's :func:`~corruptgen.chunk.load_image`);
+* ``decode``: read + decode + preprocess each input (the engine's :func:`~corruptgen.engine.chunk.load_image`);
 * ``corrupt``: every subset's corruption on every decoded input, as the engine runs it (batched forms in batches of
   ``batch_size`` on ``device``; VCR includes its Δv search);
 * ``vif`` (VCR only): the VIF evaluations of the search, batched: one :class:`~corruptgen.quality.VIFReference` per
@@ -32,8 +32,8 @@ from typing import Any
 
 import numpy as np
 
+from ..engine.manifest import load_manifest
 from ..errors import CorruptgenError
-from ..manifest import load_manifest
 from .timing import THREAD_ENV, run_child, time_work
 
 #: Families ``corruptgen bench`` knows, in the order they run; ``eval`` is issue E (model evaluation).
@@ -155,8 +155,8 @@ def family_plan(family: str, inputs: Inputs, settings: Settings):
 
 def _corrupt_subset(plan, subset, images, keys, settings: Settings) -> list[tuple[str, int, Any, Any]]:
     """(key, input index, output, params) of one subset over every input, as the engine runs it."""
-    from ..chunk import batch_kwargs, sample_kwargs
     from ..corruptions import get
+    from ..engine.chunk import batch_kwargs, sample_kwargs
     from ..seeding import sample_rng
 
     corruption = get(subset.corruption)
@@ -184,7 +184,7 @@ def _corrupt_subset(plan, subset, images, keys, settings: Settings) -> list[tupl
 
 def decode_inputs(plan, inputs: Inputs, limit: int | None = None) -> tuple[list[np.ndarray], list[str]]:
     """The decoded, preprocessed inputs (the first ``limit``) and their keys, as the engine loads them."""
-    from ..chunk import load_image
+    from ..engine.chunk import load_image
     from ..io.decode import BadImageError
     from ..io.sources import open_source
 

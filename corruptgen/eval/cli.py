@@ -164,7 +164,7 @@ def _analyze_correlation(args) -> int:
         benches = _load_benchmarks(args.benchmarks)
         source = args.benchmarks
     elif args.n and args.k:
-        from ..selection import generate_benchmarks, load_categories
+        from ..families.syn2nat.selection import generate_benchmarks, load_categories
 
         if not args.categories:
             raise CorruptgenError("--n/--k need --categories (a categories.json from `corruptgen analyze overlap`)")

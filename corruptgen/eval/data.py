@@ -135,8 +135,8 @@ def _hub_location(repo: str, revision: str | None):
 
 def open_source(spec: str | os.PathLike, *, streaming: bool | None = None, revision: str | None = None) -> EvalSource:
     """Resolve a local build directory or a Hub dataset (``hf:owner/name[@revision]``, ``hf://datasets/...``)."""
+    from ..engine.reader import Build
     from ..io.storage import hub_dataset
-    from ..reader import Build
 
     text = str(spec)
     hub = hub_dataset(text)
@@ -367,14 +367,14 @@ def fit_to(image: np.ndarray, size: int) -> np.ndarray:
     size) + CenterCrop(size)); a float image (``npy``) the same, channel by channel in PIL's float mode, unrounded."""
     if image.shape[0] == size and image.shape[1] == size:
         return image
-    from ..preprocess import get_preprocess
+    from ..family.preprocess import get_preprocess
 
     pre = get_preprocess("imagenet").scaled(size)
     if image.dtype == np.uint8:
         return pre(image)
     from PIL import Image
 
-    from ..preprocess import center_crop
+    from ..family.preprocess import center_crop
 
     height, width = pre.resized_size(*image.shape[:2])
     planes = [np.asarray(Image.fromarray(np.ascontiguousarray(image[..., c], dtype=np.float32)).resize(

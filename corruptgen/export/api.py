@@ -6,8 +6,8 @@ import difflib
 import os
 from collections.abc import Mapping, Sequence
 
+from ..engine.reader import Build
 from ..errors import UnknownNameError
-from ..reader import Build
 from .layouts import LAYOUTS
 from .outdir import ExportDir, ExportReport
 

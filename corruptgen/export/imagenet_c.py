@@ -12,7 +12,7 @@ ImageNet wnid for ImageNet-labelled builds (see :func:`class_folders`); unlabell
 
 from __future__ import annotations
 
-from ..reader import Build
+from ..engine.reader import Build
 from .layouts import register_layout
 from .outdir import ExportDir
 from .samples import class_folders, image_files, sample_label, subset_folder, wanted

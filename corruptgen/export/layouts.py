@@ -2,7 +2,7 @@
 
 A layout is one function ``fn(build, out, subsets, options) -> None``:
 
-* ``build`` -- the :class:`corruptgen.reader.Build` (read samples with ``build.iter_samples(subset, want)``),
+* ``build`` -- the :class:`corruptgen.engine.reader.Build` (read samples with ``build.iter_samples(subset, want)``),
 * ``out`` -- the :class:`corruptgen.export.outdir.ExportDir` every file goes through (``put`` / ``open`` keep
   writes atomic, idempotent and safe; ``skip`` / ``note`` / ``folder`` fill the report),
 * ``subsets`` -- the subsets to export, in plan order,
@@ -22,7 +22,7 @@ from ..errors import CorruptgenError
 from ..registry import Registry
 
 if TYPE_CHECKING:
-    from ..reader import Build
+    from ..engine.reader import Build
     from .outdir import ExportDir
 
 LayoutFn = Callable[["Build", "ExportDir", list[str], dict[str, str]], None]

@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ..engine.reader import Build
 from ..errors import CorruptgenError
 from ..io.layout import image_field
 from ..models.labels import imagenet_source
-from ..reader import Build
 
 #: Shard field extension -> file extension (ImageNet's own files end in ``.JPEG``; ``npy``: float32 arrays, written as
 #: they are stored).

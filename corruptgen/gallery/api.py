@@ -12,12 +12,12 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from ..engine.reader import Build
 from ..errors import CorruptgenError
 from ..eval.results import json_safe
 from ..io.atomic import write_atomic
 from ..io.storage import is_url, local_path
 from ..quality.coverage import bin_counts
-from ..reader import Build
 from ..wording import counted
 from .assets import Asset, AssetStore
 from .evaluated import Evaluation, load_evaluations

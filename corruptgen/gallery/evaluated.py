@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from ..engine.reader import Build
 from ..errors import CorruptgenError
-from ..reader import Build
 from .layout import DV_COLUMNS
 
 

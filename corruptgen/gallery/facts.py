@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..family import find_benchmark
+from ..engine.reader import Build
+from ..family.benchmark import find_benchmark
 from ..io.shown import shown_path
-from ..reader import Build
 from .evaluated import Evaluation
 
 
@@ -31,7 +31,7 @@ def verify_status(build: Build, verify: bool) -> tuple[str, str]:
         return "no-manifest", "not verified: the build has no manifest to check the shards against"
     if not verify:
         return "not-checked", "not verified (--no-verify)"
-    from ..manifest import verify as verify_build
+    from ..engine.manifest import verify as verify_build
 
     try:
         report = verify_build(build.location)

@@ -1,12 +1,12 @@
-"""Which samples a gallery shows, read through :class:`corruptgen.reader.Build`.
+"""Which samples a gallery shows, read through :class:`corruptgen.engine.reader.Build`.
 
 First the sample json of as few shards as possible (tar headers are read and the images seeked over): the preferred
 source images are the first ``N`` source keys, by key, of the reference subset's first shard (``clean`` when the
 build has one), so every row shows the same photos; a subset is then read from the shard of the same name (the
-engine writes chunk ``n`` of every subset to ``<split>-<n>.tar``), and further shards only while a preferred image
-is missing and fewer than ``N`` samples were found. Rows binned by Δv read every shard's json (the histogram needs
-every Δv). Then only the chosen members (json and one image each) are read. Reading is bounded by the build's
-limits (:meth:`corruptgen.reader.Build.shard_samples`): what cannot be read safely is not shown and is counted in a
+engine writes chunk ``n`` of every subset to ``<split>-<n>.tar``), and further shards only while a preferred image is
+missing and fewer than ``N`` samples were found. Rows binned by Δv read every shard's json (the histogram needs every
+Δv). Then only the chosen members (json and one image each) are read. Reading is bounded by the build's limits
+(:meth:`corruptgen.engine.reader.Build.shard_samples`): what cannot be read safely is not shown and is counted in a
 note.
 """
 
@@ -17,10 +17,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..engine.reader import Build
 from ..io.layout import image_fields
 from ..io.tarread import parse_json
 from ..quality.coverage import stored_delta_v
-from ..reader import Build
 
 
 @dataclass

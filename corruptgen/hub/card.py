@@ -24,12 +24,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..engine.manifest import MANIFEST
+from ..engine.reader import Build
 from ..errors import CorruptgenError
 from ..io.atomic import write_atomic
 from ..io.regular import is_regular, open_regular
 from ..io.storage import is_url, local_path, location
-from ..manifest import MANIFEST
-from ..reader import Build
 from .card_body import ASSET_DIR as ASSET_DIR
 from .card_body import (
     DELTA_V,

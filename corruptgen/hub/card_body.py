@@ -10,11 +10,11 @@ import os
 import statistics
 from typing import Any
 
-from ..invocation import FLAGS, command
-from ..invocation import record as invocation_record
+from ..engine.invocation import FLAGS, command
+from ..engine.invocation import record as invocation_record
+from ..engine.reader import Build
 from ..io.facts import flag_counts
 from ..io.shown import shown_path
-from ..reader import Build
 from .card_scan import ScanResult, walk_hashes
 from .card_yaml import Licence
 from .features import SubsetSchema
@@ -26,7 +26,7 @@ DELTA_V = f"{ASSET_DIR}/delta_v_histogram.png"
 
 
 def _category_names(benchmark: str) -> dict:
-    from ..family import find_benchmark
+    from ..family.benchmark import find_benchmark
 
     bench = find_benchmark(benchmark)
     return dict(bench.category_names) if bench is not None else {}

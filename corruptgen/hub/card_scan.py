@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
+from ..engine.reader import Build
 from ..io.facts import JType, parse_signature, unify
 from ..quality.coverage import DELTA_V_KEYS, stored_delta_v
-from ..reader import Build
 from .features import SubsetSchema, scan_subset
 
 

@@ -17,8 +17,8 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any
 
+from ..engine.reader import Build
 from ..errors import CorruptgenError
-from ..reader import Build
 from .card_scan import DELTA_V_KEYS as DELTA_V_KEYS
 from .card_scan import ScanResult, class_names, source_kind
 
@@ -110,7 +110,7 @@ def size_category(n: int) -> str:
 
 
 def _title(build: Build) -> str:
-    from ..family import find_benchmark
+    from ..family.benchmark import find_benchmark
 
     bench = find_benchmark(build.benchmark)
     return bench.title if bench is not None else build.benchmark

@@ -26,7 +26,7 @@ from ..io.facts import type_of as type_of
 from ..io.facts import unify as unify
 from ..io.tarread import iter_samples
 
-#: Fields of every sample json with their type when no scanned sample has a value (engine contract, chunk.py).
+#: Fields of every sample json with their type when no scanned sample has a value (engine contract, engine/chunk.py).
 KNOWN_FIELDS: dict[str, JType] = {
     "key": ("str",), "source_key": ("str",), "source_id": ("str",), "label_name": ("str",), "benchmark": ("str",),
     "subset": ("str",), "corruption": ("str",), "repeat": ("int",), "label": ("int",), "category": ("int",),
@@ -151,7 +151,7 @@ def scan_subset(
 
     ``on_meta`` receives every scanned sample json (e.g. to collect Δv values for a histogram in the same pass);
     ``read(shard, want)`` reads a shard (default: the bounded tar reader, which stops at a sample it refuses; a
-    build's :meth:`~corruptgen.reader.Build.shard_samples` leaves it out instead).
+    build's :meth:`~corruptgen.engine.reader.Build.shard_samples` leaves it out instead).
     """
     paths = list(shard_paths)
     schema = SubsetSchema()

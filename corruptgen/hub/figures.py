@@ -12,7 +12,7 @@ import io
 import warnings
 from collections.abc import Sequence
 
-from ..reader import Build
+from ..engine.reader import Build
 from .features import field_kind
 
 DELTA_V_BINS = 40  # VCR Algorithm 1 / §4.1: M = 40 equal bins; coverage = share of bins holding >= 20 images

@@ -20,10 +20,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..engine.manifest import MANIFEST
 from ..errors import CorruptgenError
 from ..io.regular import refusal, sha256_regular
 from ..io.storage import require_local
-from ..manifest import MANIFEST
 from ..wording import counted
 from .card import ASSET_DIR, README, Build, Card, render_card, save_card
 from .card_body import human_bytes

@@ -25,9 +25,9 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..engine.manifest import MANIFEST
+from ..engine.reader import Build
 from ..errors import CorruptgenError
-from ..manifest import MANIFEST
-from ..reader import Build
 from .features import field_kind
 
 DECODES = ("torch", "numpy", "pil", "raw")

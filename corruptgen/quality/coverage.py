@@ -197,7 +197,7 @@ def scan(
     """
     import torch
 
-    from ..reader import Build
+    from ..engine.reader import Build
     from .vif import VIFReference, one_torch_thread
 
     build = Build.open(directory)

@@ -56,7 +56,7 @@ def compare_builds(
     progress: Callable[[str], None] | None = None,
 ) -> tuple[list[str], list[FunctionComparison], dict[str, list[str]]]:
     """(labels of the two builds, the shared functions in the first build's order, the functions only one has)."""
-    from ..reader import Build
+    from ..engine.reader import Build
 
     labels = [Build.open(d).benchmark or Path(d).name for d in (build_a, build_b)]
     if labels[0] == labels[1]:

@@ -16,9 +16,9 @@ import numpy as np
 import pytest
 import skimage.data
 
-from corruptgen.chunk import sample_kwargs
 from corruptgen.corruptions import list_corruptions
-from corruptgen.family import get_benchmark, list_benchmarks
+from corruptgen.engine.chunk import sample_kwargs
+from corruptgen.family.benchmark import get_benchmark, list_benchmarks
 from corruptgen.seeding import sample_rng
 
 #: the adversarial family crafts on a tiny surrogate here (tests/tiny_models.py): the contract, not EfficientNet's cost
@@ -52,7 +52,7 @@ NAMES = [c.qualified_name for c in list_corruptions()]
 
 @pytest.fixture(scope="module")
 def images() -> list[np.ndarray]:
-    from corruptgen.preprocess import get_preprocess
+    from corruptgen.family.preprocess import get_preprocess
 
     pre = get_preprocess("imagenet")
     return [pre(getattr(skimage.data, n)()) for n in ("astronaut", "coffee")]
@@ -173,8 +173,8 @@ def test_fixed_options_are_checked_when_the_plan_is_made(name):
 )
 def test_out_of_domain_values_fail_before_rendering(corruption, options):
     from corruptgen.errors import CorruptgenError
-    from corruptgen.family import check_subsets
-    from corruptgen.plan import Subset
+    from corruptgen.family.benchmark import check_subsets
+    from corruptgen.family.plan import Subset
 
     with pytest.raises(CorruptgenError, match="subset 'bad'"):
         check_subsets([Subset("bad", corruption, options=tuple(options.items()))])

@@ -32,7 +32,7 @@ from corruptgen.families.imagenet_c import (
     motion_blur,
 )
 from corruptgen.families.imagenet_c import _frost as frost_module
-from corruptgen.preprocess import get_preprocess
+from corruptgen.family.preprocess import get_preprocess
 
 NAMES = list(TABLES)
 PHOTOS = ("astronaut", "coffee", "chelsea", "rocket")

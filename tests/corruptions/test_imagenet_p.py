@@ -18,7 +18,7 @@ from skimage.color import hsv2rgb, rgb2hsv
 from corruptgen.corruptions import get, list_corruptions
 from corruptgen.families.imagenet_p import TEST_PERTURBATIONS, VALIDATION_PERTURBATIONS, functional, geometry
 from corruptgen.families.imagenet_p._helpers import clipped_zoom
-from corruptgen.preprocess import get_preprocess
+from corruptgen.family.preprocess import get_preprocess
 
 NAMES = list(TEST_PERTURBATIONS + VALIDATION_PERTURBATIONS)
 NOISE = ("gaussian_noise", "shot_noise", "speckle_noise")

@@ -16,7 +16,7 @@ from corruptgen.corruptions import get, list_corruptions
 from corruptgen.errors import CorruptgenError
 from corruptgen.families.opticsbench import corruptions as oc
 from corruptgen.families.opticsbench.kernelio import load_kernels
-from corruptgen.preprocess import get_preprocess
+from corruptgen.family.preprocess import get_preprocess
 
 REF = Path(__file__).resolve().parents[3] / "shared/reference/opticsbench"
 STACK = REF / "kernel_stack_iccvw.pt"

@@ -23,7 +23,7 @@ from corruptgen.families.vcr import (
     stored,
 )
 from corruptgen.families.vcr.ops_blur import box_blur, box_weights
-from corruptgen.preprocess import get_preprocess
+from corruptgen.family.preprocess import get_preprocess
 from corruptgen.quality import vif
 
 PAPER_ORDER = ("shot_noise", "impulse_noise", "gaussian_noise", "glass_blur", "gaussian_blur", "defocus_blur",

@@ -12,11 +12,11 @@ import numpy as np
 import skimage.data
 import torch
 
+from corruptgen.family.preprocess import get_preprocess
 from corruptgen.io.codec import dump_json, encode_image
 from corruptgen.io.labels import imagenet_names
 from corruptgen.io.shards import ShardWriter
 from corruptgen.models import EvalModel
-from corruptgen.preprocess import get_preprocess
 
 #: (photo, label) pairs: real photographs with an ImageNet-1k label (cat, espresso, missile, analog clock, scooter).
 PHOTOS = (("chelsea", 285), ("coffee", 967), ("rocket", 657), ("clock", 409), ("astronaut", None),

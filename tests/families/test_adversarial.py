@@ -17,7 +17,7 @@ from PIL import Image
 
 import corruptgen
 from corruptgen.cli import main
-from corruptgen.reader import Build
+from corruptgen.engine.reader import Build
 
 TINY = "tiny_models:TinySurrogate"  # tests/tiny_models.py: 1000 classes, 16x16 input, fixed weights
 ATTACKS = "fgsm_ll:eps=0.04,pgd:eps=0.0025..0.025,mi_fgsm:eps=0.08"

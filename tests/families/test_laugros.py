@@ -17,7 +17,7 @@ from small_images import photos
 from corruptgen.corruptions import get
 from corruptgen.errors import CorruptgenError
 from corruptgen.families.laugros import NAMES, SELECTIONS
-from corruptgen.family import get_benchmark
+from corruptgen.family.benchmark import get_benchmark
 
 SQUARE = photos(96, ("astronaut", "coffee"))
 WIDE = np.ascontiguousarray(photos(112, ("chelsea",))[0][24:88])  # 64×112: short side 64

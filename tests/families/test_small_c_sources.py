@@ -14,9 +14,9 @@ from PIL import Image
 from small_images import photos
 
 import corruptgen
+from corruptgen.engine.reader import Build
 from corruptgen.errors import CorruptgenError
 from corruptgen.io.sources import open_source
-from corruptgen.reader import Build
 
 
 @pytest.fixture(scope="module")
@@ -124,7 +124,7 @@ def test_family_default_format() -> None:
     """CIFAR builds store PNG by default (lossless, like the released arrays); --format still wins; other families
     keep JPEG."""
     from corruptgen.api import make_plan
-    from corruptgen.family import get_benchmark
+    from corruptgen.family.benchmark import get_benchmark
 
     assert make_plan("cifar10-c", image_format=None).image_format == "png"
     assert get_benchmark("cifar100-c").plan().image_format == "png"

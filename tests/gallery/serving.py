@@ -1,6 +1,6 @@
 """``corruptgen gallery ... --serve`` in a child process that never outlives its test: it dies with the test process
-(:func:`corruptgen.lifeline.die_with_parent`: even when pytest is killed), its URL is awaited with a deadline, and
-leaving :func:`served` stops it with Ctrl-C (SIGINT), killing it if it has not stopped after ``stop_s`` seconds."""
+(:func:`corruptgen.engine.lifeline.die_with_parent`: even when pytest is killed), its URL is awaited with a deadline,
+and leaving :func:`served` stops it with Ctrl-C (SIGINT), killing it if it has not stopped after ``stop_s`` seconds."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from collections.abc import Iterator
 #: the child: ``python -c CHILD <parent pid> <corruptgen args>``
 CHILD = """
 import sys
-from corruptgen.lifeline import die_with_parent
+from corruptgen.engine.lifeline import die_with_parent
 die_with_parent(int(sys.argv.pop(1)))
 from corruptgen.cli import main
 sys.exit(main(sys.argv[1:]))

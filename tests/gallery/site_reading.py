@@ -8,7 +8,7 @@ import json
 from html.parser import HTMLParser
 from pathlib import Path
 
-from corruptgen.reader import Build
+from corruptgen.engine.reader import Build
 
 
 def stored_images(build: str | Path) -> dict[tuple[str, str], bytes]:

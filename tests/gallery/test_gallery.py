@@ -16,10 +16,10 @@ from site_reading import parse_page, sha256, site_record, stored_images, thumbs
 
 import corruptgen
 from corruptgen.cli import main
+from corruptgen.engine.reader import Build
 from corruptgen.errors import CorruptgenError
 from corruptgen.gallery import default_out
 from corruptgen.quality.coverage import bin_counts
-from corruptgen.reader import Build
 
 
 def test_every_thumbnail_is_a_stored_sample_and_rows_compare_the_same_photos(icb, tmp_path):

@@ -114,7 +114,7 @@ def test_figures_are_matplotlib_plots_with_axes_and_a_real_delta_glyph(monkeypat
 @pytest.mark.parametrize("inputs,size,shards", [(1, 16, 1), (10, 16, 1), (100, 16, 7), (128, 16, 8), (130, 17, 8),
                                                 (5000, 625, 8), (50_000, 1000, 50)])  # fmt: skip
 def test_default_shard_size_gives_readers_enough_shards(inputs, size, shards):
-    from corruptgen.planning import default_shard_size
+    from corruptgen.engine.planning import default_shard_size
 
     assert default_shard_size(inputs) == size and -(-inputs // size) == shards
 

@@ -13,12 +13,12 @@ import pytest
 from huggingface_hub import DatasetCard
 
 import corruptgen
-from corruptgen import chunk
 from corruptgen.cli import main
+from corruptgen.engine import chunk
+from corruptgen.engine.reader import Build
 from corruptgen.hub import card as card_mod
 from corruptgen.hub.card_scan import class_names, imagenet_class_names, scan_build
 from corruptgen.io.facts import parse_signature, signature, type_of
-from corruptgen.reader import Build
 
 ONE_SUBSET = {"subsets": "fog", "severities": "3", "clean": False, "progress": False}
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import corruptgen
-import corruptgen.chunk
+import corruptgen.engine.chunk
 from corruptgen.errors import NoSamplesError
 from corruptgen.io.decode import BadImageError, decode_array, decode_image
 from corruptgen.io.sources import open_source
@@ -51,7 +51,7 @@ def test_a_build_from_an_array_source_uses_no_image_codec(tmp_path, monkeypatch)
     def no_codec(*args, **kwargs):
         raise AssertionError("an array went through an image codec")
 
-    monkeypatch.setattr(corruptgen.chunk, "decode_image", no_codec)
+    monkeypatch.setattr(corruptgen.engine.chunk, "decode_image", no_codec)
     monkeypatch.setattr("corruptgen.io.sources.base.array_png", no_codec)
     (tmp_path / "png").rename(tmp_path / "first")
     result = corruptgen.build("cifar10-c", source=spec, subsets="fog_s3", out=tmp_path / "png", card=False)

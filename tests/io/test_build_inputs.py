@@ -99,7 +99,7 @@ def test_bad_inputs_are_converted_or_skipped_with_reasons(tmp_path, messy_folder
     gray = images["gray16"].astype(int)
     assert np.abs(gray[..., 0] - gray[..., 2]).max() <= 6 and gray.mean() > 60  # scaled 16 -> 8 bit, not clipped
     # the EXIF-rotated photo comes out upright: it matches the clean upright chelsea through the same protocol
-    upright = corruptgen.preprocess.get_preprocess("syn2nat")(skimage.data.chelsea()).astype(int)
+    upright = corruptgen.family.preprocess.get_preprocess("syn2nat")(skimage.data.chelsea()).astype(int)
     assert np.abs(images["exif_rotated"].astype(int) - upright).mean() < 6
     assert np.abs(images["cmyk"].astype(int) - upright).mean() < 8
 

@@ -20,10 +20,10 @@ import pytest
 
 import corruptgen
 from corruptgen.errors import CorruptgenError, NoSamplesError
+from corruptgen.family.plan import Plan
+from corruptgen.family.preprocess import PRESETS, get_preprocess
 from corruptgen.io.decode import DEFAULT_MAX_BYTES, BadImageError, decode_image
 from corruptgen.io.sources import open_source
-from corruptgen.plan import Plan
-from corruptgen.preprocess import PRESETS, get_preprocess
 
 # The build runs in a child whose address space is capped: an unbounded read or allocation fails there with
 # MemoryError instead of slowly eating the test machine. A normal small build needs well under 2 GiB.
@@ -207,8 +207,8 @@ def test_max_bytes_option_keeps_plan_ids_and_skips(tmp_path: Path, hostile_folde
                          max_bytes=1000)  # fmt: skip
     manifest = json.loads((tmp_path / "out/syn2nat/manifest.json").read_text())
     assert [s["reason"].split(":")[0] for s in manifest["skipped"]] == ["file too large"]
+    from corruptgen.engine.reader import Build
     from corruptgen.hub.card_body import _command
-    from corruptgen.reader import Build
 
     command, reproduces = _command(Build.open(tmp_path / "out" / "syn2nat"))  # the dataset card's build command
     assert reproduces and command.endswith("--max-bytes 1000")

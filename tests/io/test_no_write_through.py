@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 import corruptgen
-from corruptgen import manifest as manifest_module
 from corruptgen.cli import main
+from corruptgen.engine import manifest as manifest_module
 from corruptgen.io.atomic import partial_path, write_atomic
 
 

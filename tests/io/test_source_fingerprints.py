@@ -1,5 +1,5 @@
-"""Every source kind's fingerprint (:mod:`corruptgen.fingerprint`): a re-run over an unchanged source renders nothing
-(the identities are stable from one scan to the next), and a re-run after one input changed renders it again and
+"""Every source kind's fingerprint (:mod:`corruptgen.engine.fingerprint`): a re-run over an unchanged source renders
+nothing (the identities are stable from one scan to the next), and a re-run after one input changed renders it again and
 equals a fresh build of the changed source."""
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ import torch.nn.functional as F
 
 from corruptgen.families.opticsbench.conv import FFTGeometry, choose_method, fft_size, psf_conv
 from corruptgen.families.opticsbench.kernelio import load_kernels
-from corruptgen.preprocess import get_preprocess
+from corruptgen.family.preprocess import get_preprocess
 
 STACK = Path(__file__).resolve().parents[3] / "shared/reference/opticsbench/kernel_stack_iccvw.pt"
 pytestmark = pytest.mark.skipif(not STACK.is_file(), reason="published kernel stack not available")

@@ -12,7 +12,7 @@ import torch.nn.functional as F
 from corruptgen.families.opticsbench import corruptions as oc
 from corruptgen.families.opticsbench.conv import fft_size, irfft2, psf_conv, rfft2
 from corruptgen.families.opticsbench.render import blur_uint8
-from corruptgen.preprocess import get_preprocess
+from corruptgen.family.preprocess import get_preprocess
 
 
 @pytest.fixture(scope="module")

@@ -52,7 +52,7 @@ class MetricOptions:
 
 def detect_family(benchmark: str | None, pred: Predictions | None = None) -> str:
     """The metric family of a build: the one its benchmark family declares, else from what the samples carry."""
-    from ...family import FAMILIES as BENCHMARKS
+    from ...family.benchmark import FAMILIES as BENCHMARKS
 
     name = (benchmark or "").strip().lower()
     if name in METRICS:

@@ -34,9 +34,9 @@ from typing import TYPE_CHECKING, Any
 from ...attacks.spec import SELECTIONS as ATTACK_SELECTIONS
 from ...attacks.spec import AttackSpec, parse_attacks
 from ...errors import CorruptgenError
-from ...family import CLEAN, Benchmark, Grid, Option, register_benchmark
+from ...family.benchmark import CLEAN, Benchmark, Grid, Option, register_benchmark
+from ...family.plan import Plan, SourceSpec, Subset
 from ...models.labels import labels_space, same_space
-from ...plan import Plan, SourceSpec, Subset
 from .corruptions import FAMILY, IGNORE_LABELS
 from .surrogate import canonical_spec, load_surrogate
 

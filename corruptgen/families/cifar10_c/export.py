@@ -20,10 +20,10 @@ from collections.abc import Iterator
 import numpy as np
 from PIL import Image
 
+from ...engine.reader import Build
 from ...export.layouts import register_layout
 from ...export.outdir import ExportDir
 from ...export.samples import image_files, sample_label, wanted
-from ...reader import Build
 
 SEVERITIES = (1, 2, 3, 4, 5)
 

@@ -4,9 +4,9 @@
 
 from __future__ import annotations
 
-from ...family import CLEAN, Option
-from ...plan import Subset
-from ...preprocess import PRESETS, Preprocess
+from ...family.benchmark import CLEAN, Option
+from ...family.plan import Subset
+from ...family.preprocess import PRESETS, Preprocess
 from ..imagenet_c import Spec
 from ..imagenet_c.benchmark import CATEGORY_NAMES, COMMON, EXTRA, GROUP_OF, SEVERITIES, ImageNetC
 

@@ -14,8 +14,8 @@ from functools import cache
 from typing import Any
 
 from ...errors import CorruptgenError
-from ...family import CLEAN, Benchmark, Grid, Option, parse_levels, register_benchmark
-from ...plan import Subset
+from ...family.benchmark import CLEAN, Benchmark, Grid, Option, parse_levels, register_benchmark
+from ...family.plan import Subset
 
 CITE = ("D. Hendrycks, T. Dietterich. Benchmarking Neural Network Robustness to Common Corruptions and "
         "Perturbations. ICLR 2019 (arXiv:1903.12261).")  # fmt: skip

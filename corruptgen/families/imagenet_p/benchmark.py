@@ -18,9 +18,9 @@ from typing import Any
 
 from ...corruptions import get
 from ...errors import CorruptgenError
-from ...family import Benchmark, Grid, Option, register_benchmark
-from ...plan import Subset
-from ...preprocess import Preprocess, get_preprocess
+from ...family.benchmark import Benchmark, Grid, Option, register_benchmark
+from ...family.plan import Subset
+from ...family.preprocess import Preprocess, get_preprocess
 from ..imagenet_c.benchmark import CITE
 from .corruptions import CATEGORY_NAMES, DIFFICULTIES, TEST_PERTURBATIONS, VALIDATION_PERTURBATIONS
 

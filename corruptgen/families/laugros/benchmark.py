@@ -20,8 +20,8 @@ from functools import cache
 from typing import Any
 
 from ...errors import CorruptgenError
-from ...family import CLEAN, Benchmark, Grid, Option, register_benchmark, split_names
-from ...plan import Subset
+from ...family.benchmark import CLEAN, Benchmark, Grid, Option, register_benchmark, split_names
+from ...family.plan import Subset
 from .corruptions import CITE, FAMILY, NAMES, TABLE
 
 __all__ = ["CATEGORY_NAMES", "SELECTIONS", "Laugros", "laugros"]

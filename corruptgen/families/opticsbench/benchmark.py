@@ -21,8 +21,8 @@ from functools import cache
 from typing import Any
 
 from ...errors import CorruptgenError
-from ...family import CLEAN, Benchmark, Grid, Option, parse_levels, register_benchmark
-from ...plan import Plan, SourceSpec, Subset
+from ...family.benchmark import CLEAN, Benchmark, Grid, Option, parse_levels, register_benchmark
+from ...family.plan import Plan, SourceSpec, Subset
 from .corruptions import CORRUPTIONS, FAMILY, SEVERITIES, load_stack, resolve_kernels
 
 __all__ = ["COMPAT_MODES", "OpticsBenchmark", "opticsbench", "opticsbench_rg", "parse_severities"]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from functools import cache
 
-from ...family import CLEAN, Benchmark, register_benchmark
-from ...plan import Subset
+from ...family.benchmark import CLEAN, Benchmark, register_benchmark
+from ...family.plan import Subset
 from .corruptions import ALL_CORRUPTIONS, CATEGORY_NAMES, SYN2NAT_18
 
 __all__ = ["CATEGORY_NAMES", "SYN2NAT_18", "syn2nat", "syn2nat_categories"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from functools import cache
 
-from ...family import register_benchmark
+from ...family.benchmark import register_benchmark
 from ..cifar10_c.variant import ImageNetC, variant
 from ..imagenet_c import Spec, register_all
 from .tables import DOMAINS, FROST_RESIZE, IMSIZE, TABLES

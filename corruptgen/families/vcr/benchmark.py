@@ -19,8 +19,8 @@ from functools import cache
 from typing import Any
 
 from ...errors import CorruptgenError
-from ...family import CLEAN, Benchmark, Grid, Option, register_benchmark
-from ...plan import Plan, Subset
+from ...family.benchmark import CLEAN, Benchmark, Grid, Option, register_benchmark
+from ...family.plan import Plan, Subset
 from .corruptions import CATEGORY, CATEGORY_NAMES, DELTA_V_MODES, NAMES
 from .search import REVISION as SEARCH_REVISION
 

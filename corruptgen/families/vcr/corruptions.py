@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from ...corruptions.registry import Corruption, Params, register
-from ...plan import IMAGE_FORMATS
+from ...family.plan import IMAGE_FORMATS
 from .domains import DOMAINS, NAMES, Domain
 from .ops_blur import smooth_disk
 from .ops_noise import poisson_quantile

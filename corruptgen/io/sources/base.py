@@ -148,7 +148,7 @@ class Source:
     def identity(self, index: int) -> str:
         """What item ``index`` is now, found without decoding it (a file's size and modification time, ...): the
         build records it when it reads the item and renders the item again when it changed (see
-        :mod:`corruptgen.fingerprint`); ``""`` where the item list says all there is."""
+        :mod:`corruptgen.engine.fingerprint`); ``""`` where the item list says all there is."""
         return ""
 
     def listing_id(self) -> str:

@@ -6,26 +6,12 @@ from __future__ import annotations
 import os
 
 from corruptgen.errors import CorruptgenError
-from corruptgen.io.labels import (
-    NUM_CLASSES,
-    imagenet_class_index,
-    imagenet_names,
-    imagenet_val_labels,
-    imagenet_wnids,
-)
+from corruptgen.io.labels import NUM_CLASSES, imagenet_class_index, imagenet_names, imagenet_val_labels, imagenet_wnids
 from corruptgen.io.layout import IMAGE_EXTENSIONS
 from corruptgen.io.shown import shown_path
 from corruptgen.wording import counted, some
 
-from .base import (
-    Source,
-    SourceItem,
-    _path_keys,
-    _read_file,
-    file_identity,
-    is_build_dir,
-    refuse_build_dir,
-)
+from .base import Source, SourceItem, _path_keys, _read_file, file_identity, is_build_dir, refuse_build_dir
 
 
 class ImageFolderSource(Source):

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .io.decode import DEFAULT_MAX_BYTES, DEFAULT_MAX_PIXELS
+from ..io.decode import DEFAULT_MAX_BYTES, DEFAULT_MAX_PIXELS
 
 #: ``build()`` arguments that shape the plan, their CLI flags and defaults (a default is left out of the command).
 FLAGS: dict[str, tuple[str, Any]] = {
@@ -36,8 +36,8 @@ def _text(value: Any) -> str:
 def record(benchmark: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
     """The manifest's ``invocation``: the plan-shaping arguments that differ from their defaults, JSON-safe; the
     source as the plan records it (:func:`~corruptgen.io.sources.recorded_spec`: no absolute path)."""
-    from .io.shown import recorded_value
-    from .io.sources import recorded_spec
+    from ..io.shown import recorded_value
+    from ..io.sources import recorded_spec
 
     defaults = {key: default for key, (_, default) in FLAGS.items()} | {"clean": True}
     kept = {}

@@ -8,7 +8,7 @@ and on Ctrl-C its shutdown waits for every running task to finish. Here
   used them up is given up (the others run on) and :meth:`WorkerPool.run` then fails in one line naming it and how
   its worker died;
 * :meth:`WorkerPool.stop` (Ctrl-C or any error in the driver) sends SIGTERM to every worker: a running task stops
-  inside its chunk and cleans up, the worker exits (:func:`corruptgen.lifeline.stop_on_sigterm`); a worker still
+  inside its chunk and cleans up, the worker exits (:func:`corruptgen.engine.lifeline.stop_on_sigterm`); a worker still
   alive after ``STOP_GRACE_S`` seconds is killed.
 """
 
@@ -28,8 +28,8 @@ from multiprocessing.connection import Connection, wait
 from multiprocessing.process import BaseProcess
 from typing import Any
 
+from ..errors import CorruptgenError
 from . import trace
-from .errors import CorruptgenError
 from .lifeline import run_stoppable
 
 STOP_GRACE_S = 5.0  # seconds stopped workers get to clean up before they are killed

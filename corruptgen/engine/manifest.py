@@ -14,14 +14,14 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from ._version import __version__
-from .errors import CorruptgenError
-from .io.atomic import write_atomic
-from .io.regular import open_regular, refusal, sha256_regular
-from .io.storage import hub_dataset, hub_url, local_path, location
+from .._version import __version__
+from ..errors import CorruptgenError
+from ..family.plan import digest, settings_id, subset_ids
+from ..io.atomic import write_atomic
+from ..io.regular import open_regular, refusal, sha256_regular
+from ..io.storage import hub_dataset, hub_url, local_path, location
+from ..wording import counted
 from .manifest_schema import KNOWN_FIELDS, validate_manifest
-from .plan import digest, settings_id, subset_ids
-from .wording import counted
 
 MANIFEST = "manifest.json"
 #: a manifest records ~400 bytes per shard (and 17 per input): ImageNet's 1.28M training images x 76 subsets in
@@ -201,7 +201,7 @@ def verify(out_dir: str | os.PathLike, *, source: bool | str = False) -> VerifyR
     """Re-hash every shard of a build directory (or URL, or Hub dataset ``hf:owner/name``: each shard is streamed)
     against its manifest; with ``source``, also read every input of the build's source again (the recorded one, or
     ``source`` when it is a source spec) and report the shards it no longer matches
-    (:func:`corruptgen.fingerprint.verify_source`)."""
+    (:func:`corruptgen.engine.fingerprint.verify_source`)."""
     hub = hub_dataset(out_dir)
     if hub is not None:
         report, manifest = _verify_remote(hub_url(*hub))
@@ -253,7 +253,7 @@ def _verify_remote(url: str) -> tuple[VerifyReport, dict[str, Any]]:
     except CorruptgenError:
         raise
     except Exception as e:  # missing credentials, unknown repo, no network
-        from .io.remote_errors import read_failure
+        from ..io.remote_errors import read_failure
 
         raise read_failure(e, url) from None
     if manifest is None:

@@ -1,9 +1,9 @@
-"""Where chunk tasks run: in this process, in local worker processes (:mod:`corruptgen.worker_pool`: a killed worker's
-chunk is retried, Ctrl-C stops running chunks), or on a Ray cluster.
+"""Where chunk tasks run: in this process, in local worker processes (:mod:`corruptgen.engine.worker_pool`: a killed
+worker's chunk is retried, Ctrl-C stops running chunks), or on a Ray cluster.
 
-Every executor runs the same pure function :func:`corruptgen.pipeline.render_chunk` on the same
-:class:`~corruptgen.chunk.ChunkTask` values and yields results as they complete; the driver assembles the manifest.
-So the bytes never depend on the executor. Ray is optional (``pip install corruptgen[ray]``).
+Every executor runs the same pure function :func:`corruptgen.engine.pipeline.render_chunk` on the same
+:class:`~corruptgen.engine.chunk.ChunkTask` values and yields results as they complete; the driver assembles the
+manifest. So the bytes never depend on the executor. Ray is optional (``pip install corruptgen[ray]``).
 """
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ from collections.abc import Iterator
 from contextlib import suppress
 from typing import Any
 
+from ..errors import CorruptgenError
+from ..io.layout import shard_relpath
+from ..io.ownership import remove_stale_partials
+from ..io.storage import local_path
 from .chunk import ChunkTask, worker_init
-from .errors import CorruptgenError
-from .io.layout import shard_relpath
-from .io.ownership import remove_stale_partials
-from .io.storage import local_path
 from .options import ENGINES, RayOptions
 from .pipeline import render_chunk
 from .worker_pool import WorkerPool
@@ -50,7 +50,7 @@ def _run_local(tasks: list[ChunkTask], workers: int, bar) -> Iterator[dict[str, 
         for task in tasks:
             yield render_chunk(task, progress=bar.update if bar is not None else None)
         return
-    # workers die with this process, even under SIGKILL, and stop on SIGTERM (corruptgen.lifeline)
+    # workers die with this process, even under SIGKILL, and stop on SIGTERM (corruptgen.engine.lifeline)
     pool = WorkerPool(min(workers, len(tasks)), worker_init, (os.getpid(),))
     try:
         for task, result in pool.run(render_chunk, tasks, name=lambda t: t.name, retries=WORKER_RETRIES):

@@ -22,25 +22,25 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..errors import CorruptgenError
+from ..family.benchmark import find_benchmark
+from ..family.plan import Plan
+from ..io.layout import shard_relpath
+from ..io.lock import build_lock
+from ..io.regular import is_regular, sha256_regular
+from ..io.remote_errors import UnreachableError
+from ..io.sources import Source
+from ..io.storage import Location, local_path, location
+from ..progress import progress_bar
+from ..wording import counted
 from . import trace
 from .build_dir import check_output, prepare_output, reuse_built, settings_id, subset_ids
 from .chunk import ChunkTask, source_for
-from .errors import CorruptgenError
 from .executors import run_tasks
-from .family import find_benchmark
 from .fingerprint import FIELD, Stale, stale_shards
-from .io.layout import shard_relpath
-from .io.lock import build_lock
-from .io.regular import is_regular, sha256_regular
-from .io.remote_errors import UnreachableError
-from .io.sources import Source
-from .io.storage import Location, local_path, location
 from .manifest import FORMAT_VERSION, library_versions, write_manifest
 from .options import RunOptions
-from .plan import Plan
-from .progress import progress_bar
 from .schedule import schedule
-from .wording import counted
 
 REMOTE_CHECKS = 8  # remote shards re-hashed at once when a remote build resumes
 #: a running build's manifest records its finished shards as chunks finish, but it is rewritten whole (once per chunk:
@@ -174,12 +174,12 @@ def render(
     finish: Callable[[BuildResult], None] | None = None,
 ) -> BuildResult:
     """Execute ``plan`` into ``out_dir`` (resuming a previous, interrupted build of the same plan, or adding subsets
-    to a build of the same settings: see :mod:`corruptgen.build_dir`), holding the directory's build lock
+    to a build of the same settings: see :mod:`corruptgen.engine.build_dir`), holding the directory's build lock
     (:mod:`corruptgen.io.lock`; ``wait_lock`` seconds to wait for it, ``force_unlock`` removes a stale remote lock).
 
-    ``run`` (workers, device, batching, engine) changes speed only, never the bytes. ``invocation`` (the build
-    command, :mod:`corruptgen.invocation`) is recorded in the manifest; ``finish`` (e.g. writing the dataset card)
-    runs on the result while the lock is still held.
+    ``run`` (workers, device, batching, engine) changes speed only, never the bytes. ``invocation`` (the build command,
+    :mod:`corruptgen.engine.invocation`) is recorded in the manifest; ``finish`` (e.g. writing the dataset card) runs on
+    the result while the lock is still held.
     """
     run = run or RunOptions()
     local = local_path(out_dir)

@@ -8,9 +8,9 @@ import cv2
 import numpy as np
 from PIL import Image
 
-from .errors import CorruptgenError
-from .io.decode import BadImageError
-from .registry import Registry
+from ..errors import CorruptgenError
+from ..io.decode import BadImageError
+from ..registry import Registry
 
 _CV2 = {"area": cv2.INTER_AREA, "bilinear": cv2.INTER_LINEAR, "bicubic": cv2.INTER_CUBIC, "nearest": cv2.INTER_NEAREST,
         "lanczos": cv2.INTER_LANCZOS4}  # fmt: skip

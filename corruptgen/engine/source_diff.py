@@ -1,15 +1,14 @@
 """Which inputs of a source changed since a build read them: named and summarised in a few lines (``verify --source``
 and the note of a re-run that renders shards again).
 
-A shard's fingerprint (:mod:`corruptgen.fingerprint`) tells that one of its inputs changed, not which. So the shard of
-the plan's first subset in each chunk also records ``each``: a short print of every input it was rendered from, in
-source order, :data:`WIDTH` hex digits an input: a hash of its key (6), of its label (2), of its origin and identity
+A shard's fingerprint (:mod:`corruptgen.engine.fingerprint`) tells that one of its inputs changed, not which. So the
+shard of the plan's first subset in each chunk also records ``each``: a short print of every input it was rendered from,
+in source order, :data:`WIDTH` hex digits an input: a hash of its key (6), of its label (2), of its origin and identity
 (4) and of its bytes as read (4). Compared with the source as it is now they name the inputs modified, relabelled,
-added, removed (by the input before them: a removed input's name is not recorded), moved to another shard (inputs
-added or removed before them) and, when the bytes are read again, touched (another modification time, the same bytes).
-The hashes are short (the manifest grows by 16 bytes an input): a change one of them misses is still caught by the
-shard's full digests, only not named.
-"""
+added, removed (by the input before them: a removed input's name is not recorded), moved to another shard (inputs added
+or removed before them) and, when the bytes are read again, touched (another modification time, the same bytes). The
+hashes are short (the manifest grows by 16 bytes an input): a change one of them misses is still caught by the shard's
+full digests, only not named."""
 
 from __future__ import annotations
 
@@ -17,8 +16,8 @@ import hashlib
 import json
 from collections.abc import Callable
 
-from .io.sources import Source, SourceItem
-from .wording import counted, some
+from ..io.sources import Source, SourceItem
+from ..wording import counted, some
 
 WIDTH = 16  # hex digits of one input's print
 UNREAD = "----"  # the bytes part of an input whose bytes were not digested

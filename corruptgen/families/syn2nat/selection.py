@@ -24,7 +24,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from .errors import CorruptgenError
+from ...errors import CorruptgenError
 
 __all__ = [
     "UNASSIGNED",

@@ -17,10 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import CorruptgenError
-from .io.layout import shard_subset, split_member
-from .io.storage import hub_dataset, hub_url, local_path
-from .io.tarread import Limits, ShardError, iter_samples, parse_json, read_members
+from ..errors import CorruptgenError
+from ..io.layout import shard_subset, split_member
+from ..io.storage import hub_dataset, hub_url, local_path
+from ..io.tarread import Limits, ShardError, iter_samples, parse_json, read_members
 from .manifest import MANIFEST, load_manifest, missing_build, not_a_build
 
 
@@ -94,7 +94,7 @@ class Build:
         except CorruptgenError:
             raise
         except Exception as e:  # missing credentials, unknown repo, no network
-            from .io.remote_errors import read_failure
+            from ..io.remote_errors import read_failure
 
             raise read_failure(e, base) from None
         if manifest is None and not found:

@@ -28,12 +28,12 @@ from typing import Any
 
 import numpy as np
 
+from ..alloc import tune_allocator
+from ..family.plan import Plan
+from ..io.codec import encode_fields
+from ..io.decode import BadImageError
 from . import trace
-from .alloc import tune_allocator
 from .chunk import ChunkRenderer, ChunkTask, prepare_image
-from .io.codec import encode_fields
-from .io.decode import BadImageError
-from .plan import Plan
 
 
 def _prepare(data: bytes | np.ndarray | BadImageError, plan: Plan) -> np.ndarray | BadImageError:

@@ -9,13 +9,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .errors import CorruptgenError, UnknownNameError
+from ..errors import CorruptgenError, UnknownNameError
+from ..registry import Registry
 from .plan import Plan, SourceSpec, Subset
 from .preprocess import Preprocess, get_preprocess
-from .registry import Registry
 
 if TYPE_CHECKING:
-    from .io.sources import Source
+    from ..io.sources import Source
 
 CLEAN = Subset(name="clean", corruption=None)
 
@@ -240,7 +240,7 @@ class Grid:
 
 def check_subsets(subsets: Sequence[Subset]) -> None:
     """Validate every subset's fixed options against its corruption (before anything renders)."""
-    from .corruptions.registry import get
+    from ..corruptions.registry import get
 
     for subset in subsets:
         if subset.corruption is not None:

@@ -22,15 +22,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .errors import CorruptgenError
+from ..errors import CorruptgenError
+from ..family.plan import NOT_SETTINGS, Plan, digest, settings_id, subset_ids
+from ..io.layout import shard_relpath
+from ..io.ownership import delete_recorded, refuse_symlinks, remove_stale_partials
+from ..io.shown import recorded_value
+from ..io.sources import recorded_spec
+from ..io.storage import Location
 from .invocation import record
-from .io.layout import shard_relpath
-from .io.ownership import delete_recorded, refuse_symlinks, remove_stale_partials
-from .io.shown import recorded_value
-from .io.sources import recorded_spec
-from .io.storage import Location
 from .manifest import MANIFEST, load_manifest
-from .plan import NOT_SETTINGS, Plan, digest, settings_id, subset_ids
 
 
 def check_output(out: Path | Location, plan: Plan) -> dict[str, Any] | None:

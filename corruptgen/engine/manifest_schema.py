@@ -12,12 +12,14 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from .errors import CorruptgenError
+from ..errors import CorruptgenError
 
 #: a shard path the engine writes: ``data/<subset>/<name>.tar`` (no hidden parts, no ``..``)
 SHARD_PATH = re.compile(r"^data/(?![.])[^/\\]+/(?![.])[^/\\]+\.tar$")
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
-_PRINTS = re.compile(r"^[0-9a-f-]*$")  # each input's print (corruptgen.source_diff): hex digits, "-" for unread bytes
+_PRINTS = re.compile(
+    r"^[0-9a-f-]*$"
+)  # each input's print (corruptgen.engine.source_diff): hex digits, "-" for unread bytes
 
 
 class ManifestShapeError(ValueError):
@@ -74,7 +76,7 @@ def _shards(value: Any, where: str) -> None:
 
 
 def _read_from(value: Any, where: str) -> None:
-    """A shard's source fingerprint (:mod:`corruptgen.fingerprint`)."""
+    """A shard's source fingerprint (:mod:`corruptgen.engine.fingerprint`)."""
     _fields(value, where, {}, {"inputs": _STR, "content": _STR, "unread": _strings, "each": _EACH})
 
 

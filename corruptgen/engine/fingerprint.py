@@ -15,7 +15,7 @@ the chunk (:func:`shard_inputs`). When a chunk task writes a shard, the shard's 
   network read; not an input that is not an image). The next run reads them again and renders the shard again when
   one now reads;
 * ``each`` (the shard of the plan's first subset in each chunk): a short print of every input, so that what changed
-  can be named (:mod:`corruptgen.source_diff`).
+  can be named (:mod:`corruptgen.engine.source_diff`).
 
 An identity is taken before the bytes are read, so a file that changes while it is read counts as changed on the next
 run. A shard recorded by a corruptgen without fingerprints is kept while the source has as many items as it had.
@@ -33,13 +33,13 @@ from typing import Any
 
 import numpy as np
 
-from .corruptions import get
-from .errors import CorruptgenError
-from .io.decode import BadImageError
-from .io.sources import Source, open_source
-from .plan import Plan, SourceSpec
+from ..corruptions import get
+from ..errors import CorruptgenError
+from ..family.plan import Plan, SourceSpec
+from ..io.decode import BadImageError
+from ..io.sources import Source, open_source
+from ..wording import counted, some
 from .source_diff import WIDTH, Changes, entry
-from .wording import counted, some
 
 FIELD = "source"  # the key of a shard record's fingerprint
 UNCHECKED = "no source fingerprint: rendered by an earlier corruptgen"  # why a record cannot be checked
@@ -124,7 +124,7 @@ class ReadLog:
     def record(self, indices: range, *, each: bool = False) -> dict[str, Any]:
         """The fingerprint of a shard rendered from ``indices`` (an input the task did not need is read now); the
         shards of a chunk's subsets share one. ``each``: with every input's print (``each``, see
-        :mod:`corruptgen.source_diff`)."""
+        :mod:`corruptgen.engine.source_diff`)."""
         if indices not in self._records:
             self._records[indices] = self._record(indices)
         if not each:

@@ -10,8 +10,8 @@ import json
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from .errors import CorruptgenError
-from .io.decode import DEFAULT_MAX_BYTES
+from ..errors import CorruptgenError
+from ..io.decode import DEFAULT_MAX_BYTES
 from .preprocess import Preprocess
 
 #: shard image formats: 8-bit images, or ``npy`` (float32 (H, W, 3) arrays on [0, 1], for float images)
@@ -27,7 +27,7 @@ class SourceSpec:
     command ran in, or their last component: :func:`corruptgen.io.sources.recorded_spec`), so a plan id, a manifest
     and a card never hold an absolute path, and a source given as ``/abs/photos`` or ``photos`` from the same folder
     is the same plan. What the shards were read from is pinned by the shards' source fingerprints instead
-    (:mod:`corruptgen.fingerprint`): a different folder recorded alike is rendered again, never taken as built.
+    (:mod:`corruptgen.engine.fingerprint`): a different folder recorded alike is rendered again, never taken as built.
     """
 
     spec: str = "samples"
@@ -40,7 +40,7 @@ class SourceSpec:
     def __post_init__(self) -> None:
         if self.limit is not None and self.limit < 1:
             raise CorruptgenError(f"--limit must be at least 1, got {self.limit}")
-        from .io.sources import recorded_spec
+        from ..io.sources import recorded_spec
 
         object.__setattr__(self, "recorded", recorded_spec(self.spec))
 
@@ -207,6 +207,6 @@ def subset_ids(plan: dict[str, Any]) -> dict[str, str]:
 def _recorded(options: Any) -> dict[str, Any]:
     """Options as the plan records them: a local path in a value (a ``torchscript:`` model) relative to the folder
     the command ran in, or its last component (:func:`corruptgen.io.shown.recorded_value`)."""
-    from .io.shown import recorded_value
+    from ..io.shown import recorded_value
 
     return {key: recorded_value(value) for key, value in dict(options).items()}

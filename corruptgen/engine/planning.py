@@ -6,9 +6,9 @@ import dataclasses
 import math
 from collections.abc import Sequence
 
+from ..family.benchmark import get_benchmark
+from ..family.plan import Plan, SourceSpec
 from .chunk import source_for
-from .family import get_benchmark
-from .plan import Plan, SourceSpec
 
 #: The default shard size: ``ceil(inputs / SHARD_TARGET)`` clamped to [SHARD_MIN, SHARD_MAX] source images per shard,
 #: so a subset rendered from >= SHARD_TARGET * SHARD_MIN inputs has at least SHARD_TARGET shards (one per DataLoader
@@ -35,7 +35,8 @@ def make_plan(
     folder_labels: bool = False,
     **options,
 ) -> Plan:
-    """The plan ``build`` would execute; ``options`` are :class:`~corruptgen.plan.Plan` fields or the family's own.
+    """The plan ``build`` would execute; ``options`` are :class:`~corruptgen.family.plan.Plan` fields or the family's
+    own.
 
     Without ``shard_size`` the source is opened (once per process; the build reuses it) to size the shards with
     :func:`default_shard_size`.

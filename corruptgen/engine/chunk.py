@@ -7,8 +7,8 @@ same bytes:
 * serial (``io_threads=0``, the default on CPU): a block of decoded inputs (up to :data:`BLOCK_BYTES`, at least one
   input) corrupted subset by subset, one output in memory at a time, plus the buffered batches of batched
   corruptions;
-* pipelined (``io_threads=N``, the default with ``--device cuda``): :mod:`corruptgen.pipeline` decodes the next inputs
-  and encodes finished samples on N threads while this thread corrupts (on the device, in batches).
+* pipelined (``io_threads=N``, the default with ``--device cuda``): :mod:`corruptgen.engine.pipeline` decodes the next
+  inputs and encodes finished samples on N threads while this thread corrupts (on the device, in batches).
 
 Memory bound of a chunk task: ``BLOCK_BYTES`` of decoded inputs plus one (serial), at most ``batch_size`` buffered
 samples per batched subset, plus, when pipelined,
@@ -26,22 +26,22 @@ from typing import Any
 import cv2
 import numpy as np
 
+from ..corruptions import Corruption, get
+from ..errors import CorruptgenError
+from ..family.plan import Plan, Subset
+from ..io.codec import JsonRecord, encode_fields
+from ..io.decode import BadImageError, decode_array, decode_image
+from ..io.facts import ShardFacts
+from ..io.layout import shard_relpath
+from ..io.shards import open_shard
+from ..io.shown import scrub
+from ..io.sources import Source, SourceItem
+from ..seeding import sample_rng, sample_seed
 from . import trace
-from .corruptions import Corruption, get
-from .errors import CorruptgenError
 from .fingerprint import FIELD, ReadLog, open_plan_source, shard_inputs
-from .io.codec import JsonRecord, encode_fields
-from .io.decode import BadImageError, decode_array, decode_image
-from .io.facts import ShardFacts
-from .io.layout import shard_relpath
-from .io.shards import open_shard
-from .io.shown import scrub
-from .io.sources import Source, SourceItem
 from .lifeline import die_with_parent, stop_on_sigterm
 from .manifest import library_versions
 from .options import RenderOptions
-from .plan import Plan, Subset
-from .seeding import sample_rng, sample_seed
 
 #: the serial schedule decodes inputs until this many bytes of them are in memory, then corrupts them subset by subset
 BLOCK_BYTES = 16 << 20
