@@ -35,9 +35,9 @@ ENV = "CORRUPTGEN_HSV_TABLES"
 DEFAULT_TABLES = 3
 #: CPU-seconds on one thread, measured by ``scripts/bench_hsv_table.py`` (docs/benchmarks.md shows its last run): one
 #: table build; the exact kernel and the table's gather per call and per pixel (fitted on distinct 32-448 px images)
-BUILD_S = 0.18
-KERNEL_CALL_S, KERNEL_PIXEL_S = 4.9e-5, 1.03e-8
-GATHER_CALL_S, GATHER_PIXEL_S = 7.4e-6, 3.9e-9
+BUILD_S = 0.22
+KERNEL_CALL_S, KERNEL_PIXEL_S = 4.35e-5, 8.7e-9
+GATHER_CALL_S, GATHER_PIXEL_S = 3.6e-6, 1.8e-9
 #: credits are halved after this many builds' worth of calls
 DECAY = 16.0
 #: parameter sets whose credit is kept (the lowest-credited one without a table is forgotten beyond)
