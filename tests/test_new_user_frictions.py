@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 import skimage.data
 from PIL import Image
+from test_user_mistakes import one_line_error as _one_line_error
 
 import corruptgen
 from corruptgen.cli import build_parser, main
@@ -47,15 +48,8 @@ def _photos(root: Path, n: int) -> Path:
 
 
 def one_line_error(capsys, argv: list[str], code: int = 2) -> str:
-    """Run the CLI; it must exit ``code`` with exactly one stderr line ``corruptgen: error: ...``."""
-    try:
-        got = main(argv)
-    except SystemExit as e:  # argparse exits itself
-        got = e.code
-    err = capsys.readouterr().err
-    assert got == code, (got, err)
-    assert err.startswith("corruptgen: error: ") and err.count("\n") == 1, err
-    return err.removeprefix("corruptgen: error: ").rstrip("\n")
+    """The one error line of the CLI (``test_user_mistakes.one_line_error``), without its ``corruptgen: error:``."""
+    return _one_line_error(capsys, argv, code).removeprefix("corruptgen: error: ").rstrip("\n")
 
 
 # ------------------------------------------------------------------------------------- 1. aliases, typos
