@@ -12,14 +12,14 @@ and its bands are checked against f on the curve's 101-point grid:
 * **pointwise**: the mean over grid points of the share of tables whose pointwise band holds f(v) (target 0.83), the
   smallest per-point share and the Δv ranges where it falls under 0.75 (smoothing bias: the fit cuts the corners of
   a drop), and the same for the percentile band of the same refits (what an uncentred bootstrap band gives);
-* the same for the bias-aware bands (``VCRSettings(band_bias_aware=True)``, ``--vcr-band-bias-aware``), from the
-  same refits;
+* the default bands are ``band_bias_aware="auto"`` (bias-aware from 3,000 images on); the plain sup-t bands
+  (``band_bias_aware=False``) and the bias-aware ones (``True``) of the same refits beside them;
 * the mean half-widths of the bands.
 
 Tables are independent of the worker count (each one seeded by its curve, N and index); the tables run in
 ``--workers`` processes (spawned, one thread each).
 
-    python scripts/vcr_band_coverage.py [--datasets 200] [--sizes 1000,2000,5000] [--workers 2]
+    python scripts/vcr_band_coverage.py [--datasets 200] [--sizes 1000,2000,3000,5000] [--workers 2]
         [--out docs/bench/vcr_band_coverage.json] [--doc docs/vcr.md]
     python scripts/vcr_band_coverage.py table docs/bench/vcr_band_coverage.json   # the table of a saved run
 """
@@ -68,8 +68,13 @@ def one_table(task: tuple[str, int, int]) -> dict:
     slo, shi = np.array(band["simultaneous"]["lo"]), np.array(band["simultaneous"]["hi"])
     plo, phi = np.percentile(c["_refits"], [50 * (1 - band["level"]), 50 * (1 + band["level"])], axis=0)
     aware = bands(c["_refits"], c["_spline"](PLOT_GRID), band["level"], bias_aware=True)
+    plain = bands(c["_refits"], c["_spline"](PLOT_GRID), band["level"], bias_aware=False)
     eps = 1e-9
     return {"pointwise": ((lo - eps <= truth) & (truth <= hi + eps)).tolist(),
+            "plain": ((plain.lo - eps <= truth) & (truth <= plain.hi + eps)).tolist(),
+            "plain_simultaneous": bool(np.all((plain.simultaneous_lo - eps <= truth)
+                                              & (truth <= plain.simultaneous_hi + eps))),
+            "default_bias_aware": bool(band["bias_aware"]),
             "percentile": ((plo - eps <= truth) & (truth <= phi + eps)).tolist(),
             "bias_aware": ((aware.lo - eps <= truth) & (truth <= aware.hi + eps)).tolist(),
             "bias_aware_simultaneous": bool(np.all((aware.simultaneous_lo - eps <= truth)
@@ -113,6 +118,7 @@ def run(datasets: int, sizes: list[int], workers: int) -> dict:
             pw = np.mean([d["pointwise"] for d in got], axis=0)
             pc = np.mean([d["percentile"] for d in got], axis=0)
             ba = np.mean([d["bias_aware"] for d in got], axis=0)
+            pl = np.mean([d["plain"] for d in got], axis=0)
             sim = float(np.mean([d["simultaneous"] for d in got]))
             bsim = float(np.mean([d["bias_aware_simultaneous"] for d in got]))
             rows.append({"curve": c, "n": n, "datasets": len(got), "simultaneous": sim,
@@ -121,6 +127,10 @@ def run(datasets: int, sizes: list[int], workers: int) -> dict:
                          "pointwise_min_at": float(PLOT_GRID[pw.argmin()]), "pointwise_below": _ranges(pw, PLOT_GRID),
                          "percentile_mean": float(pc.mean()), "percentile_min": float(pc.min()),
                          "percentile_below": _ranges(pc, PLOT_GRID),
+                         "default_bias_aware": float(np.mean([d["default_bias_aware"] for d in got])),
+                         "plain_simultaneous": float(np.mean([d["plain_simultaneous"] for d in got])),
+                         "plain_mean": float(pl.mean()), "plain_min": float(pl.min()),
+                         "plain_below": _ranges(pl, PLOT_GRID),
                          "bias_aware_mean": float(ba.mean()), "bias_aware_min": float(ba.min()),
                          "bias_aware_below": _ranges(ba, PLOT_GRID),
                          "bias_aware_half_width": float(np.mean([d["bias_width"] for d in got])),
@@ -143,13 +153,17 @@ def table(result: dict) -> str:
         below = ", ".join(f"{a:.2f}–{b:.2f}" for a, b in r[f"{key}_below"]) or "none"
         return f"{r[f'{key}_mean']:.3f} / {r[f'{key}_min']:.2f}; {below}"
 
-    lines = ["| curve | N | tables | simultaneous: whole curve held (± s.e.) | pointwise: mean / min; under "
-             f"{BELOW} at Δv | percentile band of the refits: the same | bias-aware: simultaneous; pointwise | "
-             "half-widths: pointwise / simultaneous; bias-aware |", "|---|---:|---:|---|---|---|---|---|"]  # fmt: skip
+    lines = ["| curve | N | tables | default band (bias-aware?) — simultaneous: whole curve held (± s.e.) | "
+             f"default band — pointwise: mean / min; under {BELOW} at Δv | plain sup-t: simultaneous; pointwise | "
+             "bias-aware: simultaneous; pointwise | percentile band of the refits: pointwise | "
+             "half-widths: default pointwise / simultaneous; bias-aware |",
+             "|---|---:|---:|---|---|---|---|---|---|"]  # fmt: skip
     for r in result["rows"]:
-        lines.append(f"| {r['curve']} | {r['n']:,} | {r['datasets']} | {r['simultaneous']:.3f} ± "
-                     f"{r['simultaneous_se']:.3f} | {pw(r, 'pointwise')} | {pw(r, 'percentile')} | "
-                     f"{r['bias_aware_simultaneous']:.3f}; {pw(r, 'bias_aware')} | {r['half_width']:.3f} / "
+        which = {0.0: "plain", 1.0: "bias-aware"}.get(r.get("default_bias_aware", 0.0), "mixed")
+        lines.append(f"| {r['curve']} | {r['n']:,} | {r['datasets']} | ({which}) {r['simultaneous']:.3f} ± "
+                     f"{r['simultaneous_se']:.3f} | {pw(r, 'pointwise')} | {r['plain_simultaneous']:.3f}; "
+                     f"{pw(r, 'plain')} | {r['bias_aware_simultaneous']:.3f}; {pw(r, 'bias_aware')} | "
+                     f"{pw(r, 'percentile')} | {r['half_width']:.3f} / "
                      f"{r['simultaneous_half_width']:.3f}; {r['bias_aware_half_width']:.3f} / "
                      f"{r['bias_aware_simultaneous_half_width']:.3f} |")  # fmt: skip
     lines.append("")
@@ -164,7 +178,7 @@ def main() -> int:
     ap.add_argument("mode", nargs="?", default="run", choices=["run", "table"])
     ap.add_argument("files", nargs="*", help="table: a saved result")
     ap.add_argument("--datasets", type=int, default=200, help="tables per curve and N")
-    ap.add_argument("--sizes", default="1000,2000,5000", help="N, comma-separated")
+    ap.add_argument("--sizes", default="1000,2000,3000,5000", help="N, comma-separated")
     ap.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--out", default=None, help="write the JSON result here")
     ap.add_argument("--doc", default=None, help=f"also write the table into this page's region '{REGION}'")

@@ -29,8 +29,9 @@ def add_vcr_flags(g: Any) -> None:
                    "below it R̂, HMRI and MRSI are null with the reason)")  # fmt: skip
     g.add_argument("--vcr-band-resamples", type=int, default=500,
                    help="VCR: bootstrap resamples of the 83 %% bands (default 500; 0 = no bands)")  # fmt: skip
-    g.add_argument("--vcr-band-bias-aware", action="store_true",
-                   help="VCR: widen the bands by the bootstrap's smoothing-bias estimate (large builds)")  # fmt: skip
+    g.add_argument("--vcr-band-bias-aware", choices=("auto", "on", "off"), nargs="?", const="on", default="auto",
+                   help="VCR: widen the bands by the bootstrap's smoothing-bias estimate: auto (default) for curves "
+                   "of 3,000 images and more, on (the flag alone) or off")  # fmt: skip
 
 
 def _smoothing(text: str) -> float | str:
@@ -52,7 +53,8 @@ def vcr_settings(args: argparse.Namespace, **extra: Any):
 
     return VCRSettings(bins=args.vcr_bins, min_per_bin=args.vcr_min_per_bin, lam=args.vcr_smoothing,
                        spline=args.vcr_spline, tau=args.vcr_tau, band_resamples=args.vcr_band_resamples,
-                       min_support=args.vcr_min_support, band_bias_aware=args.vcr_band_bias_aware,
+                       min_support=args.vcr_min_support,
+                       band_bias_aware={"on": True, "off": False}.get(args.vcr_band_bias_aware, "auto"),
                        **extra)  # fmt: skip
 
 

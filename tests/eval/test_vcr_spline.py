@@ -72,7 +72,7 @@ def test_lambda_by_sic_is_on_the_grid_and_recorded():
 
 def test_bands_are_deterministic_centred_on_the_fit_and_sup_t_simultaneous():
     dv, correct = table_with_outliers(8_000, (), seed=3)
-    s = vcr.VCRSettings(band_resamples=60)
+    s = vcr.VCRSettings(band_resamples=60, band_bias_aware=False)  # the plain sup-t band (auto: bias-aware at 8,000)
     c = vcr.vcr_curve(dv, correct, 0.9, s, anchor_n=500, key="x/a")
     again = vcr.vcr_curve(dv, correct, 0.9, s, anchor_n=500, key="x/a")
     other = vcr.vcr_curve(dv, correct, 0.9, s, anchor_n=500, key="y/a")
@@ -125,8 +125,27 @@ def test_vcr_metrics_record_the_estimator_and_the_cli_flags_choose_it():
     s = vcr_settings(p.parse_args(["--vcr-smoothing", "sic", "--vcr-tau", "0.4"]))
     assert (s.spline, s.lam, s.tau, s.band_resamples, s.min_support) == ("quantile", "sic", 0.4, 500, 0.5)
     assert vcr_settings(p.parse_args(["--vcr-min-support", "0.25"])).min_support == 0.25
-    assert vcr_settings(p.parse_args(["--vcr-band-bias-aware"])).band_bias_aware
+    assert vcr_settings(p.parse_args([])).band_bias_aware == "auto"
+    assert vcr_settings(p.parse_args(["--vcr-band-bias-aware"])).band_bias_aware is True
+    assert vcr_settings(p.parse_args(["--vcr-band-bias-aware", "off"])).band_bias_aware is False
     with pytest.raises(SystemExit):
         p.parse_args(["--vcr-smoothing", "smooth"])
     with pytest.raises(CorruptgenError, match="tau"):
         vcr_settings(p.parse_args(["--vcr-tau", "1.5"]))
+
+
+def test_bands_are_bias_aware_by_default_from_3000_images():
+    """``band_bias_aware="auto"``: the plain sup-t band below :data:`AUTO_BIAS_AWARE_IMAGES` images in the used
+    bins, the bias-aware one from it on (where the plain band's whole-curve coverage falls in the simulation)."""
+    from corruptgen.eval.metrics.vcr_bands import AUTO_BIAS_AWARE_IMAGES, bias_aware_for
+
+    assert AUTO_BIAS_AWARE_IMAGES == 3000
+    assert not bias_aware_for("auto", 2999) and bias_aware_for("auto", 3000) and bias_aware_for(True, 10)
+    assert not bias_aware_for(False, 10**6)
+    s = vcr.VCRSettings(band_resamples=20)
+    small, large = (table_with_outliers(n, (), seed=4) for n in (2_000, 4_000))
+    a, b = (vcr.vcr_curve(dv, ok, 0.9, s, key="k")["band"] for dv, ok in (small, large))
+    assert a["bias_aware"] is False and "bias-aware" not in a["method"]
+    assert b["bias_aware"] is True and "bias-aware" in b["method"]
+    with pytest.raises(CorruptgenError, match="band_bias_aware"):
+        vcr.VCRSettings(band_bias_aware="yes")

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ...errors import CorruptgenError
-from .vcr_bands import bands, bootstrap_curves
+from .vcr_bands import bands, bias_aware_for, bootstrap_curves
 from .vcr_lp import Refitter
 from .vcr_spline import (
     DEFAULT_LAMBDA,
@@ -68,7 +68,8 @@ class VCRSettings:
     default: :data:`~.vcr_spline.DEFAULT_LAMBDA` or 1e-4), or ``"sic"`` (quantile only); ``min_support``: the share of
     the M bins that must hold ≥ L images for a curve to be estimated (:mod:`.vcr_support`); ``lp_method``: the HiGHS
     method of the quantile spline's LP (the answer does not depend on it); ``band_*``: the bootstrap bands
-    (``band_resamples=0``: no band; ``band_bias_aware``: :func:`.vcr_bands.bands`)."""
+    (``band_resamples=0``: no band; ``band_bias_aware``: True, False or ``"auto"``,
+    :func:`.vcr_bands.bias_aware_for`)."""
 
     bins: int = 40
     min_per_bin: int = 20
@@ -82,7 +83,7 @@ class VCRSettings:
     band_level: float = 0.83
     band_resamples: int = 500
     band_seed: int = 0
-    band_bias_aware: bool = False
+    band_bias_aware: bool | str = "auto"
     min_support: float = MIN_SUPPORT
     lp_method: str = "highs"
 
@@ -97,6 +98,8 @@ class VCRSettings:
             raise CorruptgenError("VCR tau and band level must lie in (0, 1), band resamples >= 0")
         if self.band_resamples == 1 or not 0 <= self.min_support <= 1:
             raise CorruptgenError("VCR band resamples must be 0 or >= 2, the minimum support in [0, 1]")
+        if self.band_bias_aware not in (True, False, "auto"):
+            raise CorruptgenError(f"VCR band_bias_aware must be True, False or 'auto', got {self.band_bias_aware!r}")
         if self.lp_method not in LP_METHODS:
             raise CorruptgenError(f"VCR LP method must be one of {', '.join(LP_METHODS)}, got {self.lp_method!r}")
 
@@ -187,7 +190,8 @@ def vcr_curve(
         ok = np.isfinite(rate)
         curves = bootstrap_curves(refit, spline(x[ok]), count[ok], PLOT_GRID, anchor=anchor, anchor_n=anchor_n,
                                   resamples=s.band_resamples, seed=s.band_seed, key=key)  # fmt: skip
-        band = bands(curves, spline(PLOT_GRID), s.band_level, bias_aware=s.band_bias_aware)
+        aware = bias_aware_for(s.band_bias_aware, int(count[ok].sum()))
+        band = bands(curves, spline(PLOT_GRID), s.band_level, bias_aware=aware)
         lo, hi, slo, shi = (np.array(v) for v in (band.lo, band.hi, band.simultaneous_lo, band.simultaneous_hi))
         for pair in ((lo, hi), (slo, shi)):
             hold_band(*pair, PLOT_GRID, sup, anchored)
@@ -196,7 +200,8 @@ def vcr_curve(
                                         "q": round(band.q, 6)},
                        "se": band.se.round(6).tolist(),
                        "method": "parametric bootstrap around the fit (binomial bin counts), sup-t simultaneous band"
-                                 + (", bias-aware" if s.band_bias_aware else "") + "; monotone bounds beyond the data",
+                                 + (", bias-aware" if aware else "") + "; monotone bounds beyond the data",
+                       "bias_aware": aware,
                        "resamples": s.band_resamples, "seed": s.band_seed,
                        "anchor_resampled": bool(anchored and anchor_n)}  # fmt: skip
         out["_refits"] = curves
